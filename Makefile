@@ -1,0 +1,25 @@
+# Two commands do all set-up: `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench system-deps
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+system-deps:
+	@command -v dot >/dev/null 2>&1 || bash .ci/install-graphviz
+
+demo: $(BIN)/python system-deps
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/nodeweave demo
+
+test: $(BIN)/python system-deps
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	KERAS_BACKEND=jax $(BIN)/python -m pytest
+
+bench: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python -m benchmarks

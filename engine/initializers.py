@@ -1,0 +1,229 @@
+"""Weight initializers, by name or as objects, with Keras 3 names and formulas."""
+
+import math
+
+import numpy as np
+
+from engine.utils import random_generator
+
+
+class Initializer:
+    """Base class: ``initializer(shape, dtype)`` returns a new array."""
+
+    def __call__(self, shape, dtype="float32"):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype="float32"):
+        return np.zeros(shape, dtype=dtype)
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype="float32"):
+        return np.ones(shape, dtype=dtype)
+
+
+class Constant(Initializer):
+    def __init__(self, value=0.0):
+        self.value = value
+
+    def __call__(self, shape, dtype="float32"):
+        return np.full(shape, self.value, dtype=dtype)
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class RandomNormal(Initializer):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        self.mean, self.stddev, self.seed = mean, stddev, seed
+
+    def __call__(self, shape, dtype="float32"):
+        rng = random_generator(self.seed)
+        return rng.normal(self.mean, self.stddev, size=shape).astype(dtype)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
+
+
+class RandomUniform(Initializer):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def __call__(self, shape, dtype="float32"):
+        rng = random_generator(self.seed)
+        return rng.uniform(self.minval, self.maxval, size=shape).astype(dtype)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
+
+
+def compute_fans(shape):
+    """Returns (fan_in, fan_out) as Keras does: kernels are (..., in, out)."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive_field = math.prod(shape[:-2])
+    return shape[-2] * receptive_field, shape[-1] * receptive_field
+
+
+class VarianceScaling(Initializer):
+    """Samples with variance ``scale / n``, n being fan_in, fan_out or their mean.
+
+    ``distribution`` is ``"truncated_normal"`` (cut at two standard deviations),
+    ``"untruncated_normal"`` or ``"uniform"``.
+    """
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        if scale <= 0:
+            raise ValueError(f"VarianceScaling expects scale > 0, received scale={scale}.")
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError(
+                f"VarianceScaling expects mode in ('fan_in', 'fan_out', 'fan_avg'), received {mode!r}."
+            )
+        if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
+            raise ValueError(
+                "VarianceScaling expects distribution in ('truncated_normal', "
+                f"'untruncated_normal', 'uniform'), received {distribution!r}."
+            )
+        self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+
+    def __call__(self, shape, dtype="float32"):
+        fan_in, fan_out = compute_fans(shape)
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
+        variance = self.scale / max(1.0, n)
+        rng = random_generator(self.seed)
+        if self.distribution == "uniform":
+            limit = math.sqrt(3.0 * variance)
+            values = rng.uniform(-limit, limit, size=shape)
+        elif self.distribution == "untruncated_normal":
+            values = rng.normal(0.0, math.sqrt(variance), size=shape)
+        else:
+            # Standard deviation of a unit normal truncated to [-2, 2].
+            stddev = math.sqrt(variance) / 0.87962566103423978
+            values = _truncated_normal(rng, stddev, shape)
+        return values.astype(dtype)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed}
+
+
+def _truncated_normal(rng, stddev, shape):
+    values = rng.standard_normal(size=shape)
+    outside = np.abs(values) > 2.0
+    while outside.any():
+        values[outside] = rng.standard_normal(size=int(outside.sum()))
+        outside = np.abs(values) > 2.0
+    return values * stddev
+
+
+class GlorotUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class GlorotNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeUniform(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "uniform", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class HeNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class LecunNormal(VarianceScaling):
+    def __init__(self, seed=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+
+    def get_config(self):
+        return {"seed": self.seed}
+
+
+class Orthogonal(Initializer):
+    """An orthogonal matrix (rows or columns orthonormal), scaled by ``gain``."""
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape, dtype="float32"):
+        if len(shape) < 2:
+            raise ValueError(
+                f"Orthogonal initializer expects a shape of at least 2 dimensions, received {tuple(shape)}."
+            )
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        flat = random_generator(self.seed).standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(flat)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return (self.gain * q.reshape(shape)).astype(dtype)
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
+_BY_NAME = {
+    "zeros": Zeros,
+    "ones": Ones,
+    "constant": Constant,
+    "random_normal": RandomNormal,
+    "random_uniform": RandomUniform,
+    "variance_scaling": VarianceScaling,
+    "glorot_uniform": GlorotUniform,
+    "glorot_normal": GlorotNormal,
+    "he_uniform": HeUniform,
+    "he_normal": HeNormal,
+    "lecun_normal": LecunNormal,
+    "orthogonal": Orthogonal,
+}
+
+
+def get(identifier):
+    """Returns an initializer from a name, an Initializer, a callable or None."""
+    if identifier is None or isinstance(identifier, Initializer) or callable(identifier):
+        return identifier
+    if isinstance(identifier, str):
+        key = identifier.lower()
+        if key not in _BY_NAME:
+            raise ValueError(
+                f"Unknown initializer: {identifier!r}. Known initializers: {', '.join(sorted(_BY_NAME))}."
+            )
+        return _BY_NAME[key]()
+    raise TypeError(
+        f"Could not interpret initializer {identifier!r}: expected a name, an Initializer or a callable."
+    )
+
+
+def serialize(initializer):
+    """Returns ``initializer`` as a JSON-friendly config."""
+    for name, cls in _BY_NAME.items():
+        if type(initializer) is cls:
+            return {"class_name": name, "config": initializer.get_config()}
+    raise ValueError(f"Initializer {initializer!r} is not a built-in initializer and cannot be serialized.")

@@ -1,0 +1,420 @@
+"""The Layer: weights, a forward computation, a backward one, and the call template.
+
+``Layer.__call__`` is a fixed template, as Caffe's ``SetUp``: check the arity
+and the ``input_spec``, build once from the input shapes, then either compute
+(NumPy inputs) or record a Node and return new KerasTensors (symbolic inputs).
+Subclasses override ``build``, ``call``, ``compute_output_shape``, ``forward``
+and ``backward``, never ``__call__``.
+"""
+
+import inspect
+import math
+
+import numpy as np
+
+from engine import initializers, tree
+from engine.input_spec import assert_input_compatibility
+from engine.keras_tensor import KerasTensor
+from engine.module import Module
+from engine.naming import to_snake_case, unique_name
+from engine.node import Node
+from engine.variable import Variable
+
+_ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
+
+
+class Layer(Module):
+    """Base class of every layer.
+
+    Args:
+        trainable: whether the layer's weights are updated in training.
+        name: unique name; by default the snake-cased class name plus a counter.
+        dtype: dtype of the weights and of the computation (``"float32"``).
+        input_shape: shape of one sample (no batch axis), so that a
+            ``Sequential`` model can start from this layer.
+
+    Example:
+        >>> import numpy as np
+        >>> class SimpleDense(Layer):
+        ...     def __init__(self, units=32):
+        ...         super().__init__()
+        ...         self.units = units
+        ...     def build(self, input_shape):
+        ...         self.w = self.add_weight(shape=(input_shape[-1], self.units),
+        ...                                  initializer="random_normal", trainable=True)
+        ...         self.b = self.add_weight(shape=(self.units,),
+        ...                                  initializer="random_normal", trainable=True)
+        ...     def call(self, inputs):
+        ...         return np.matmul(inputs, self.w) + self.b
+        >>> SimpleDense(4)(np.ones((2, 2), "float32")).shape
+        (2, 4)
+    """
+
+    #: Bounds on the number of input tensors (Caffe's Min/MaxBottomBlobs); None means no bound.
+    min_inputs = None
+    max_inputs = None
+
+    def __init__(self, trainable=True, name=None, dtype="float32", **kwargs):
+        unknown = set(kwargs) - _ALLOWED_KWARGS
+        if unknown:
+            raise TypeError(
+                f"Unrecognized keyword arguments passed to {type(self).__name__}: "
+                f"{ {k: kwargs[k] for k in sorted(unknown)} }"
+            )
+        if name is not None and (not isinstance(name, str) or not name or "/" in name):
+            raise ValueError(
+                f"{type(self).__name__} expects name to be a non-empty string without '/', received {name!r}."
+            )
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.dtype = np.dtype(dtype or "float32").name
+        self._trainable = trainable
+        self.built = False
+        self.input_spec = None
+        self._inbound_nodes = []
+        self._outbound_nodes = []
+        self._batch_input_shape = _batch_input_shape(kwargs)
+
+    # ----------------------------------------------------------------- weights
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
+                   regularizer=None, constraint=None, name=None):
+        """Creates a weight of this layer, tracked as ``<layer name>/<name>``.
+
+        ``initializer`` is a name (``"glorot_uniform"``), an Initializer or a
+        callable ``(shape, dtype) -> array``; it defaults to ``glorot_uniform``
+        for floating weights and ``zeros`` otherwise.
+        """
+        shape = tuple(int(d) for d in (shape or ()))
+        dtype = np.dtype(dtype or self.dtype).name
+        if initializer is None:
+            initializer = "glorot_uniform" if np.dtype(dtype).kind == "f" else "zeros"
+        value = np.asarray(initializers.get(initializer)(shape, dtype=dtype), dtype=dtype)
+        if value.shape != shape:
+            raise ValueError(
+                f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, expected {shape}."
+            )
+        name = name or f"variable_{len(self._tracked('_variables'))}"
+        variable = Variable(value, name, f"{self.name}/{name}", trainable, regularizer, constraint)
+        self._tracked("_variables").append(variable)
+        return variable
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for module in self._submodules():
+            if isinstance(module, Layer):
+                module._trainable = bool(value)
+
+    @property
+    def weights(self):
+        """Own weights (trainable first), then those of tracked sub-layers."""
+        own = self._tracked("_variables")
+        found = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+        seen = {id(v) for v in found}
+        for module in self._submodules():
+            for variable in module._tracked("_variables"):
+                if id(variable) not in seen:
+                    seen.add(id(variable))
+                    found.append(variable)
+        return found
+
+    @property
+    def trainable_weights(self):
+        if not self.trainable:
+            return []
+        return [v for v in self.weights if v.trainable]
+
+    @property
+    def non_trainable_weights(self):
+        if not self.trainable:
+            return self.weights
+        return [v for v in self.weights if not v.trainable]
+
+    def get_weights(self):
+        """Returns copies of the weight values, in ``weights`` order."""
+        self._require_built("get_weights")
+        return [v.value.copy() for v in self.weights]
+
+    def set_weights(self, weights):
+        """Sets the weight values from a list of arrays, in ``weights`` order."""
+        self._require_built("set_weights")
+        variables = self.weights
+        if len(weights) != len(variables):
+            raise ValueError(
+                f'You called set_weights(weights) on layer "{self.name}" with a weight list '
+                f"of length {len(weights)}, but the layer was expecting {len(variables)} weights."
+            )
+        arrays = [np.asarray(w) for w in weights]
+        for variable, array in zip(variables, arrays):
+            if array.shape != variable.shape:
+                raise ValueError(
+                    f"Layer {self.name} weight shape {variable.shape} is not compatible with "
+                    f"provided weight shape {array.shape} (weight {variable.path!r})."
+                )
+        for variable, array in zip(variables, arrays):
+            variable.assign(array)
+
+    def count_params(self):
+        """Number of scalars in all weights."""
+        self._require_built("count_params")
+        return sum(math.prod(v.shape) for v in self.weights)
+
+    def _require_built(self, what):
+        if not self.built:
+            raise ValueError(
+                f"You tried to call {what} on layer {self.name!r}, but the layer isn't built, "
+                "so it has no weights yet. Call the layer on an input (or call "
+                "layer.build(input_shape)) first."
+            )
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails: explain weights created in build().
+        if not name.startswith("__") and not self.__dict__.get("built", True):
+            raise AttributeError(
+                f"{type(self).__name__!s} layer {self.__dict__.get('name')!r} has no attribute {name!r} "
+                "yet: weights are created in build(), which runs on the first call. "
+                "Call the layer on an input first."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # --------------------------------------------------------- overridables
+    def build(self, input_shape):
+        """Creates the weights, given the input shape(s). Runs once, on the first call."""
+
+    def call(self, inputs, training=False):
+        """The forward computation on NumPy arrays."""
+        raise NotImplementedError(
+            f"Layer {self.name!r} ({type(self).__name__}) does not implement call(self, inputs)."
+        )
+
+    def compute_output_shape(self, input_shape):
+        """Output shape(s) for the given input shape(s); ``None`` is an unknown size."""
+        raise NotImplementedError
+
+    def compute_output_spec(self, *args, **kwargs):
+        """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
+        the layer defines it, else by running ``call`` once on a zero batch."""
+        inputs = args[0]
+        if type(self).compute_output_shape is not Layer.compute_output_shape:
+            shapes = tree.map_structure(lambda t: t.shape, inputs)
+            return _tensors_for_shapes(self.compute_output_shape(shapes), self.dtype)
+        return self._infer_output_spec(args, kwargs)
+
+    def forward(self, inputs, training=True, **kwargs):
+        """Training forward pass: returns ``(outputs, cache)``, where ``cache`` is
+        what ``backward`` needs. By default the cache is the inputs."""
+        return self._call(inputs, training, kwargs), inputs
+
+    def backward(self, cache, grad_outputs):
+        """Returns ``(grad_inputs, grad_weights)`` given the gradients of the outputs.
+
+        ``grad_inputs`` has the structure of the ``inputs`` argument (``None``
+        for inputs that take no gradient, such as integer indices);
+        ``grad_weights`` maps each of this layer's trainable Variables to its
+        gradient.
+        """
+        raise NotImplementedError(
+            f"Layer {self.name!r} ({type(self).__name__}) has no backward pass, so no gradient "
+            "can flow through it. It still works for inference. To train through it, implement "
+            "forward(self, inputs, training=True) -> (outputs, cache) and "
+            "backward(self, cache, grad_outputs) -> (grad_inputs, {variable: grad})."
+        )
+
+    def get_config(self):
+        """The arguments that recreate this layer (without its weights)."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = list(self._batch_input_shape)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    # ----------------------------------------------------------- the template
+    def __call__(self, *args, **kwargs):
+        if not args:
+            if "inputs" not in kwargs:
+                raise TypeError(f"Layer {self.name!r} was called without inputs.")
+            args = (kwargs.pop("inputs"),)
+        flat_inputs = tree.flatten(args[0])
+        symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]
+        if symbolic or any(isinstance(x, KerasTensor) for x in tree.flatten((args[1:], kwargs))):
+            if len(symbolic) != len(flat_inputs):
+                raise ValueError(
+                    f"Layer {self.name!r} received a mix of symbolic tensors and concrete values as "
+                    f"inputs: {flat_inputs}. Use Input(...) for every input of a graph, or "
+                    "call the layer on NumPy arrays only."
+                )
+            return self._symbolic_call(args, kwargs, flat_inputs)
+        return self._eager_call(args, kwargs, flat_inputs)
+
+    def _eager_call(self, args, kwargs, flat_inputs):
+        flat_inputs = [self._as_array(x) for x in flat_inputs]
+        args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
+        self._check_inputs(flat_inputs)
+        self._maybe_build(args[0])
+        training = kwargs.pop("training", False)
+        return self._call(args[0], training, kwargs, args[1:])
+
+    def _symbolic_call(self, args, kwargs, flat_inputs):
+        self._check_inputs(flat_inputs)
+        self._maybe_build(args[0])
+        call_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
+        outputs = self.compute_output_spec(*args, **call_kwargs)
+        node_index = len(self._inbound_nodes)
+        flat_outputs = tree.flatten(outputs)
+        named = [
+            KerasTensor(t.shape, t.dtype, name=f"{self.name}[{node_index}][{i}]")
+            for i, t in enumerate(flat_outputs)
+        ]
+        outputs = tree.pack_as(outputs, named)
+        Node(self, args, call_kwargs, outputs)
+        return outputs
+
+    def _check_inputs(self, flat_inputs):
+        count = len(flat_inputs)
+        if self.min_inputs is not None and count < self.min_inputs:
+            raise ValueError(
+                f'Layer "{self.name}" ({type(self).__name__}) expects at least {self.min_inputs} '
+                f"inputs, but it received {count} input{'s' if count != 1 else ''}. "
+                "Pass the inputs as a list: layer([x1, x2])."
+            )
+        if self.max_inputs is not None and count > self.max_inputs:
+            raise ValueError(
+                f'Layer "{self.name}" ({type(self).__name__}) expects at most {self.max_inputs} '
+                f"input{'s' if self.max_inputs != 1 else ''}, but it received {count} inputs."
+            )
+        assert_input_compatibility(self.input_spec, flat_inputs, self.name)
+
+    def _maybe_build(self, inputs):
+        if self.built:
+            return
+        shapes = tree.map_structure(lambda x: tuple(x.shape), inputs)
+        self.build(shapes)
+        self.built = True
+
+    def _as_array(self, value):
+        if isinstance(value, Variable):
+            value = value.value
+        array = np.asarray(value)
+        if array.dtype.kind == "f" and np.dtype(self.dtype).kind == "f" and array.dtype != self.dtype:
+            array = array.astype(self.dtype)
+        return array
+
+    def _call(self, inputs, training, kwargs, extra_args=()):
+        if _accepts_training(type(self)):
+            return self.call(inputs, *extra_args, training=training, **kwargs)
+        return self.call(inputs, *extra_args, **kwargs)
+
+    def _infer_output_spec(self, args, kwargs):
+        def zeros(t):
+            if not isinstance(t, KerasTensor):
+                return t
+            return np.zeros(tuple(1 if d is None else d for d in t.shape), dtype=t.dtype)
+
+        flat_inputs = tree.flatten(args[0])
+        batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
+        concrete_args = tree.map_structure(zeros, list(args))
+        concrete_kwargs = tree.map_structure(zeros, kwargs)
+        try:
+            outputs = self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:]))
+        except Exception as error:
+            raise ValueError(
+                f"Layer {self.name!r} ({type(self).__name__}) defines no compute_output_shape, so its "
+                "output shape was inferred by running call() on a zero batch of shapes "
+                f"{[tuple(1 if d is None else d for d in t.shape) for t in flat_inputs]}, which failed: "
+                f"{type(error).__name__}: {error}. Define compute_output_shape(self, input_shape)."
+            ) from error
+
+        def spec(array):
+            array = np.asarray(array)
+            shape = array.shape
+            if batch_unknown and shape:
+                shape = (None,) + shape[1:]
+            return KerasTensor(shape, array.dtype)
+
+        return tree.map_structure(spec, outputs)
+
+    # -------------------------------------------------------- graph queries
+    @property
+    def inbound_nodes(self):
+        return self._inbound_nodes
+
+    @property
+    def outbound_nodes(self):
+        return self._outbound_nodes
+
+    def _only_node(self, attribute):
+        if not self._inbound_nodes:
+            raise AttributeError(
+                f"Layer {self.name!r} has never been called on a symbolic tensor, so it has no {attribute}."
+            )
+        if len(self._inbound_nodes) > 1:
+            raise AttributeError(
+                f"Layer {self.name!r} has been called {len(self._inbound_nodes)} times, so its "
+                f"{attribute} is ambiguous. Use layer.inbound_nodes[i].input_tensors or "
+                ".output_tensors for call number i."
+            )
+        return self._inbound_nodes[0]
+
+    @property
+    def input(self):
+        node = self._only_node("input")
+        return _unwrap(node.input_tensors)
+
+    @property
+    def output(self):
+        node = self._only_node("output")
+        return node.outputs
+
+    @property
+    def input_shape(self):
+        return tree.map_structure(lambda t: t.shape, self.input)
+
+    @property
+    def output_shape(self):
+        return tree.map_structure(lambda t: t.shape, self.output)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _unwrap(tensors):
+    return tensors[0] if len(tensors) == 1 else list(tensors)
+
+
+def _tensors_for_shapes(shapes, dtype):
+    if _is_shape(shapes):
+        return KerasTensor(shapes, dtype)
+    return [KerasTensor(shape, dtype) for shape in shapes]
+
+
+def _is_shape(value):
+    return isinstance(value, (tuple, list)) and all(d is None or isinstance(d, (int, np.integer)) for d in value)
+
+
+def _batch_input_shape(kwargs):
+    if kwargs.get("batch_input_shape") is not None:
+        return tuple(kwargs["batch_input_shape"])
+    if kwargs.get("input_shape") is not None:
+        return (kwargs.get("batch_size"),) + tuple(kwargs["input_shape"])
+    return None
+
+
+_TRAINING_ARG = {}
+
+
+def _accepts_training(cls):
+    """Whether ``cls.call`` takes a ``training`` argument (the seed's SimpleDense does not)."""
+    accepts = _TRAINING_ARG.get(cls)
+    if accepts is None:
+        parameters = inspect.signature(cls.call).parameters
+        accepts = "training" in parameters or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+        )
+        _TRAINING_ARG[cls] = accepts
+    return accepts

@@ -1,0 +1,53 @@
+"""Model: a layer made of layers. ``Model(inputs, outputs)`` builds a Functional."""
+
+from engine.layer import Layer
+
+
+class Model(Layer):
+    """A layer that groups layers, with the model-level API.
+
+    ``Model(inputs=..., outputs=...)`` returns a functional model (see
+    ``Functional``); subclassing ``Model`` and defining ``call`` makes a model
+    whose sub-layers are found from its attributes.
+
+    Example:
+        >>> from engine import Input
+        >>> from layers import Dense
+        >>> x = Input(shape=(4,))
+        >>> model = Model(inputs=x, outputs=Dense(2)(x))
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            from engine.functional import Functional
+
+            return Functional.__new__(Functional)
+        return super().__new__(cls)
+
+    @property
+    def layers(self):
+        """The layers this model is made of, in order."""
+        return [m for m in self._tracked("_modules") if isinstance(m, Layer)]
+
+    def get_layer(self, name=None, index=None):
+        """Returns a layer by its unique name or by its index in ``layers``."""
+        if (name is None) == (index is None):
+            raise ValueError(
+                "Provide either a layer name or a layer index to get_layer(), "
+                f"received name={name!r} and index={index!r}."
+            )
+        layers = self.layers
+        if index is not None:
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(
+                    f"Was asked to retrieve layer at index {index} but model {self.name!r} "
+                    f"only has {len(layers)} layers."
+                )
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(
+            f"No such layer: {name!r} in model {self.name!r}. Existing layers are: "
+            f"{[layer.name for layer in layers]}."
+        )

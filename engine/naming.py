@@ -1,0 +1,22 @@
+"""Automatic, unique layer names: ``dense``, ``dense_1``, ``dense_2``, ..."""
+
+import re
+
+_counts = {}
+
+
+def to_snake_case(name: str) -> str:
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+def unique_name(base: str) -> str:
+    """Returns ``base`` the first time, then ``base_1``, ``base_2``, ..."""
+    count = _counts.get(base, 0)
+    _counts[base] = count + 1
+    return base if count == 0 else f"{base}_{count}"
+
+
+def reset_names() -> None:
+    """Forgets every name handed out, so automatic names start again at ``dense``."""
+    _counts.clear()

@@ -1,0 +1,81 @@
+"""One call of a layer on symbolic tensors.
+
+A Node is not the layer: a layer called twice (a shared layer) is one layer
+with two Nodes. If the graph linked layers directly, a layer fed its own output
+through another layer would be a cycle; linking calls keeps the graph a DAG.
+"""
+
+from engine import tree
+from engine.keras_tensor import KerasTensor
+
+
+class Node:
+    """Links the layers that produced ``input_tensors`` to ``outbound_layer``.
+
+    Creating a Node appends it to ``outbound_layer.inbound_nodes`` and to the
+    ``outbound_nodes`` of each inbound layer, and stamps ``_keras_history`` on
+    each output tensor.
+
+    Attributes:
+        outbound_layer: the layer that was called.
+        call_args, call_kwargs: the call's arguments, tensors left in place.
+        input_tensors: the symbolic tensors among the arguments, flattened.
+        output_tensors: the symbolic outputs, flattened; ``outputs`` keeps their structure.
+        inbound_layers, node_indices, tensor_indices: per input tensor, its ``_keras_history``.
+    """
+
+    __slots__ = ("outbound_layer", "call_args", "call_kwargs", "input_tensors",
+                 "outputs", "output_tensors", "__weakref__")
+
+    def __init__(self, outbound_layer, call_args=(), call_kwargs=None, outputs=()):
+        self.outbound_layer = outbound_layer
+        self.call_args = tuple(call_args)
+        self.call_kwargs = dict(call_kwargs or {})
+        self.input_tensors = [
+            t for t in tree.flatten((self.call_args, self.call_kwargs)) if isinstance(t, KerasTensor)
+        ]
+        self.outputs = outputs
+        self.output_tensors = tree.flatten(outputs)
+
+        node_index = len(outbound_layer._inbound_nodes)
+        outbound_layer._inbound_nodes.append(self)
+        seen = set()
+        for tensor in self.input_tensors:
+            inbound = tensor._keras_history.layer
+            if id(inbound) not in seen:
+                seen.add(id(inbound))
+                inbound._outbound_nodes.append(self)
+        for tensor_index, tensor in enumerate(self.output_tensors):
+            tensor._set_history(outbound_layer, node_index, tensor_index)
+
+    @property
+    def inbound_layers(self):
+        return [t._keras_history.layer for t in self.input_tensors]
+
+    @property
+    def node_indices(self):
+        return [t._keras_history.node_index for t in self.input_tensors]
+
+    @property
+    def tensor_indices(self):
+        return [t._keras_history.tensor_index for t in self.input_tensors]
+
+    @property
+    def parent_nodes(self):
+        """The Nodes that produced this Node's inputs, each once, in input order."""
+        parents = []
+        for tensor in self.input_tensors:
+            layer, node_index, _ = tensor._keras_history
+            parent = layer._inbound_nodes[node_index]
+            if parent not in parents:
+                parents.append(parent)
+        return parents
+
+    @property
+    def is_input(self):
+        return not self.input_tensors
+
+    def __repr__(self):
+        inbound = [f"{t._keras_history.layer.name}[{t._keras_history.node_index}][{t._keras_history.tensor_index}]"
+                   for t in self.input_tensors]
+        return f"<Node {self.outbound_layer.name} <- {inbound}>"

@@ -1,0 +1,290 @@
+"""The execution plan: a functional graph mapped once into a flat list of steps.
+
+Mapping walks back from the outputs with an explicit stack (no recursion, so a
+chain of 100,000 layers maps like a chain of ten), in O(nodes + edges). Every
+tensor gets a slot in a flat value list; every step knows which slots it reads,
+which it writes, and which it is the last reader of, so eager execution frees
+each intermediate array as soon as its last consumer has run. Inference keeps
+its values in a local list, never on the layers, so one model can serve many
+threads. Training forward keeps each step's cache on a tape; backward walks the
+plan in reverse and sums gradients where a tensor fans out and across the calls
+of a shared layer.
+"""
+
+import weakref
+
+import numpy as np
+
+from engine import tree
+from engine.keras_tensor import KerasTensor
+from engine.layer import _accepts_training
+
+# InputLayer -> the functional models that take its tensor as an input, so that a
+# tensor made inside a nested model can be reached through that model's call.
+_MODELS_OF_INPUT = weakref.WeakKeyDictionary()
+
+_SINGLE, _LIST, _GENERAL = 0, 1, 2
+
+
+class Step:
+    """One Node of the plan: its layer, the slots it reads and writes, and the
+    slots it is the last reader of."""
+
+    __slots__ = ("node", "layer", "in_slots", "out_slots", "free_slots", "kind",
+                 "passes_training", "template", "tensor_positions", "n_grad_inputs")
+
+    def __init__(self, node, in_slots, out_slots):
+        self.node = node
+        self.layer = node.outbound_layer
+        self.in_slots = in_slots
+        self.out_slots = out_slots
+        self.free_slots = []
+        self.passes_training = _accepts_training(type(self.layer))
+        args, kwargs = node.call_args, node.call_kwargs
+        first = args[0] if args else None
+        if len(args) == 1 and not kwargs and isinstance(first, KerasTensor):
+            self.kind = _SINGLE
+        elif (len(args) == 1 and not kwargs and isinstance(first, (list, tuple))
+              and all(isinstance(t, KerasTensor) for t in first)):
+            self.kind = _LIST
+        else:
+            self.kind = _GENERAL
+        self.template = (args, kwargs)
+        leaves = tree.flatten(self.template)
+        self.tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, KerasTensor)]
+        # Gradients flow into the tensors of the first argument (`inputs`).
+        self.n_grad_inputs = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
+
+    def gather(self, values):
+        """Returns (inputs, extra_args, kwargs) with arrays in place of tensors."""
+        if self.kind == _SINGLE:
+            return values[self.in_slots[0]], (), {}
+        if self.kind == _LIST:
+            return [values[s] for s in self.in_slots], (), {}
+        leaves = tree.flatten(self.template)
+        for position, slot in zip(self.tensor_positions, self.in_slots):
+            leaves[position] = values[slot]
+        args, kwargs = tree.pack_as(self.template, leaves)
+        return args[0], tuple(args[1:]), kwargs
+
+
+class ExecutionPlan:
+    """The flat plan of the graph between ``inputs`` and ``outputs`` (flat lists of KerasTensors)."""
+
+    def __init__(self, inputs, outputs):
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        for tensor in self.inputs + self.outputs:
+            if not isinstance(tensor, KerasTensor):
+                raise TypeError(
+                    "All inputs and outputs of a functional Model must be KerasTensors (from Input() "
+                    f"or from calling a layer on one), received {type(tensor).__name__}: {tensor!r}."
+                )
+        self._alias = {}
+        nodes = self._order_nodes()
+        self.slot_of = {id(t): i for i, t in enumerate(self.inputs)}
+        self.tensors = list(self.inputs)
+        self.steps = []
+        for node in nodes:
+            in_slots = [self.slot_of[id(self._resolve(t))] for t in node.input_tensors]
+            out_slots = []
+            for tensor in node.output_tensors:
+                self.slot_of[id(tensor)] = len(self.tensors)
+                out_slots.append(len(self.tensors))
+                self.tensors.append(tensor)
+            self.steps.append(Step(node, in_slots, out_slots))
+        self.input_slots = list(range(len(self.inputs)))
+        self.output_slots = [self.slot_of[id(self._resolve(t))] for t in self.outputs]
+        self._plan_frees()
+        self.layers = self._unique_layers()
+
+    # --------------------------------------------------------------- mapping
+    def _resolve(self, tensor):
+        while id(tensor) in self._alias:
+            tensor = self._alias[id(tensor)]
+        return tensor
+
+    def _producer(self, tensor, walk):
+        """The Node that makes ``tensor``, or None when it is a model input."""
+        while True:
+            tensor = self._resolve(tensor)
+            if id(tensor) in walk.input_ids:
+                return None
+            layer, node_index, _ = tensor._keras_history
+            node = layer._inbound_nodes[node_index]
+            if not node.is_input:
+                return node
+            outer = self._outer_tensor(tensor)
+            if outer is None:
+                self._raise_disconnected(tensor, walk)
+            self._alias[id(tensor)] = outer
+
+    def _outer_tensor(self, tensor):
+        """For an input of a nested model called exactly once, the tensor it was called on."""
+        layer = tensor._keras_history.layer
+        calls = []
+        for model_ref in _MODELS_OF_INPUT.get(layer, ()):
+            model = model_ref()
+            if model is None:
+                continue
+            position = next(i for i, t in enumerate(model.plan.inputs) if t is tensor)
+            for node in model._inbound_nodes:
+                calls.append(model._flat_call_inputs(node)[position])
+        return calls[0] if len(calls) == 1 else None
+
+    def _raise_disconnected(self, tensor, walk):
+        output = walk.output
+        reached = sorted({n.outbound_layer.name for n in walk.order})
+        raise ValueError(
+            f"Output tensor {output.name!r} (from layer {output._keras_history.layer.name!r}) is not "
+            f"reachable from the model inputs {[t.name for t in self.inputs]}: walking back from it "
+            f"reached input {tensor.name!r} (layer {tensor._keras_history.layer.name!r}), which is not "
+            f"one of them. Layers reached: {reached}. Add {tensor.name!r} to the model's inputs, or "
+            "build the output from the given inputs."
+        )
+
+    def _order_nodes(self):
+        """Topological order of the Nodes between inputs and outputs (iterative DFS)."""
+        walk = _Walk({id(t) for t in self.inputs})
+        for output in self.outputs:
+            walk.output = output
+            node = self._producer(output, walk)
+            stack = [] if node is None or id(node) in walk.done else [(node, False)]
+            while stack:
+                node, expanded = stack.pop()
+                if expanded:
+                    walk.visiting.discard(id(node))
+                    walk.done.add(id(node))
+                    walk.order.append(node)
+                    continue
+                if id(node) in walk.done:
+                    continue
+                if id(node) in walk.visiting:
+                    raise ValueError(f"The graph has a cycle through layer {node.outbound_layer.name!r}.")
+                walk.visiting.add(id(node))
+                stack.append((node, True))
+                for tensor in reversed(node.input_tensors):
+                    parent = self._producer(tensor, walk)
+                    if parent is not None and id(parent) not in walk.done:
+                        stack.append((parent, False))
+        return walk.order
+
+    def _plan_frees(self):
+        last_reader = {}
+        for index, step in enumerate(self.steps):
+            for slot in step.in_slots:
+                last_reader[slot] = index
+            for slot in step.out_slots:
+                last_reader.setdefault(slot, index)  # unread outputs die at once
+        keep = set(self.output_slots)
+        for slot, index in last_reader.items():
+            if slot not in keep:
+                self.steps[index].free_slots.append(slot)
+
+    def _unique_layers(self):
+        layers, seen = [], set()
+        for tensor in self.inputs:
+            layer = tensor._keras_history.layer
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                layers.append(layer)
+        for step in self.steps:
+            if id(step.layer) not in seen:
+                seen.add(id(step.layer))
+                layers.append(step.layer)
+        return layers
+
+    # ------------------------------------------------------------- execution
+    def run(self, arrays, training=False):
+        """Inference: flat input arrays in, flat output arrays out."""
+        values = [None] * len(self.tensors)
+        values[: len(arrays)] = arrays
+        for step in self.steps:
+            inputs, extra, kwargs = step.gather(values)
+            if step.passes_training:
+                out = step.layer.call(inputs, *extra, training=training, **kwargs)
+            else:
+                out = step.layer.call(inputs, *extra, **kwargs)
+            _store(values, step.out_slots, out)
+            for slot in step.free_slots:
+                values[slot] = None
+        return [values[slot] for slot in self.output_slots]
+
+    def forward(self, arrays, training=True):
+        """Training forward: returns (flat outputs, tape) where the tape holds
+        each step's cache and output shapes for ``backward``."""
+        values = [None] * len(self.tensors)
+        values[: len(arrays)] = arrays
+        caches = [None] * len(self.steps)
+        specs = [None] * len(self.tensors)
+        for index, step in enumerate(self.steps):
+            inputs, extra, kwargs = step.gather(values)
+            out, caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
+            _store(values, step.out_slots, out)
+            for slot in step.out_slots:
+                specs[slot] = (np.shape(values[slot]), np.result_type(values[slot]))
+            for slot in step.free_slots:
+                values[slot] = None
+        return [values[slot] for slot in self.output_slots], (caches, specs)
+
+    def backward(self, tape, grad_outputs):
+        """Returns (gradients of the flat inputs, {Variable: gradient}) given the
+        gradients of the flat outputs (``None`` for an output without one)."""
+        caches, specs = tape
+        grads = [None] * len(self.tensors)
+        for slot, grad in zip(self.output_slots, grad_outputs):
+            _accumulate(grads, slot, grad)
+        weight_grads = {}
+        for index in range(len(self.steps) - 1, -1, -1):
+            step = self.steps[index]
+            out_grads = [grads[slot] for slot in step.out_slots]
+            if all(g is None for g in out_grads):
+                continue
+            for position, slot in enumerate(step.out_slots):
+                if out_grads[position] is None:
+                    shape, dtype = specs[slot]
+                    out_grads[position] = np.zeros(shape, dtype)
+                grads[slot] = None
+            if len(out_grads) == 1 and not isinstance(step.node.outputs, (list, tuple, dict)):
+                grad_out = out_grads[0]
+            else:
+                grad_out = tree.pack_as(step.node.outputs, out_grads)
+            grad_in, grad_w = step.layer.backward(caches[index], grad_out)
+            caches[index] = None
+            for slot, grad in zip(step.in_slots[: step.n_grad_inputs], tree.flatten(grad_in)):
+                _accumulate(grads, slot, grad)
+            if step.layer.trainable:
+                for variable, grad in grad_w.items():
+                    if variable.trainable:
+                        weight_grads[variable] = grad + weight_grads[variable] if variable in weight_grads else grad
+        return [grads[slot] for slot in self.input_slots], weight_grads
+
+
+class _Walk:
+    """State of one graph mapping: the output being walked and the nodes seen."""
+
+    def __init__(self, input_ids):
+        self.input_ids = input_ids
+        self.output = None
+        self.done, self.visiting, self.order = set(), set(), []
+
+
+def _store(values, out_slots, out):
+    if len(out_slots) == 1 and not isinstance(out, (list, tuple, dict)):
+        values[out_slots[0]] = out
+    else:
+        for slot, array in zip(out_slots, tree.flatten(out)):
+            values[slot] = array
+
+
+def _accumulate(grads, slot, grad):
+    if grad is None:
+        return
+    grads[slot] = grad if grads[slot] is None else grads[slot] + grad
+
+
+def register_model_inputs(model):
+    """Remembers that ``model`` takes each of its Input tensors, for nested-tensor lookups."""
+    for tensor in model.plan.inputs:
+        layer = tensor._keras_history.layer
+        _MODELS_OF_INPUT.setdefault(layer, []).append(weakref.ref(model))

@@ -1,0 +1,108 @@
+"""Sequential: a functional model that is a plain stack of layers."""
+
+from engine.functional import Functional
+from engine.input_layer import Input, InputLayer
+from engine.keras_tensor import KerasTensor
+from engine.layer import Layer
+from engine.naming import unique_name
+
+
+class Sequential(Functional):
+    """A stack of layers, each fed the output of the one before.
+
+    It becomes a functional model as soon as its input shape is known: from an
+    ``Input`` added first, from ``input_shape=`` on the first layer, or from
+    the first call (or ``build``).
+
+    Example:
+        >>> from layers import Dense
+        >>> model = Sequential()
+        >>> model.add(Dense(input_shape=(10,), units=10, activation="relu"))
+        >>> model.add(Dense(units=1))
+        >>> model.output_shape
+        (None, 1)
+    """
+
+    def __init__(self, layers=None, trainable=True, name=None):
+        super(Functional, self).__init__(trainable=trainable, name=name or unique_name("sequential"))
+        self._stack = []
+        self._graph_plan = None
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer):
+        """Appends a layer (or an ``Input`` tensor, first only) to the stack."""
+        if isinstance(layer, KerasTensor) and isinstance(layer._keras_history.layer, InputLayer):
+            layer = layer._keras_history.layer
+        if not isinstance(layer, Layer):
+            raise TypeError(
+                f"Only instances of Layer can be added to Sequential model {self.name!r}. "
+                f"Received: {layer!r} (of type {type(layer).__name__})."
+            )
+        if isinstance(layer, InputLayer) and self._stack:
+            raise ValueError(
+                f"An InputLayer can only be the first layer of Sequential model {self.name!r}, "
+                f"which already has layers {[l.name for l in self._stack]}."
+            )
+        self._stack.append(layer)
+        self._tracked("_modules").append(layer)
+        self._graph_plan = None
+        self.built = False
+
+    def pop(self):
+        """Removes and returns the last layer."""
+        layers = self.layers
+        if not layers:
+            raise ValueError(f"There are no layers in Sequential model {self.name!r} to pop.")
+        layer = self._stack.pop()
+        self._tracked("_modules").remove(layer)
+        self._graph_plan = None
+        self.built = False
+        return layer
+
+    @property
+    def layers(self):
+        return [layer for layer in self._stack if not isinstance(layer, InputLayer)]
+
+    def build(self, input_shape=None):
+        """Builds the graph for inputs of ``input_shape`` (batch axis included)."""
+        if input_shape is None:
+            input_shape = self._known_input_shape()
+            if input_shape is None:
+                raise ValueError(
+                    f"Sequential model {self.name!r} cannot be built without an input shape: "
+                    "add an Input first, pass input_shape= to the first layer, or call build(input_shape)."
+                )
+        if self._stack and isinstance(self._stack[0], InputLayer):
+            inputs = self._stack[0].output
+        else:
+            inputs = Input(batch_shape=tuple(input_shape))
+        outputs = inputs
+        for layer in self.layers:
+            outputs = layer(outputs)
+        self._init_graph(inputs, outputs)
+
+    def _known_input_shape(self):
+        if not self._stack:
+            return None
+        first = self._stack[0]
+        if isinstance(first, InputLayer):
+            return first.batch_shape
+        return first._batch_input_shape
+
+    @property
+    def plan(self):
+        if self._graph_plan is None:
+            self.build()
+        return self._graph_plan
+
+    def _maybe_build(self, inputs):
+        if self._graph_plan is None:
+            shape = tuple(inputs.shape) if not isinstance(inputs, (list, tuple)) else tuple(inputs[0].shape)
+            self.build(self._known_input_shape() or (None,) + shape[1:])
+
+    @property
+    def weights(self):
+        if self._graph_plan is None and self._known_input_shape() is not None:
+            self.build()
+        return super().weights

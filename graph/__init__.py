@@ -1,0 +1,1 @@
+"""Looking at graphs: drawing, querying and summarizing models."""

@@ -1,0 +1,87 @@
+"""Dense: ``activation(inputs @ kernel + bias)`` on the last axis."""
+
+import numpy as np
+
+from engine import InputSpec, Layer, initializers
+from layers import activations
+
+
+class Dense(Layer):
+    """A densely connected layer applied to the last axis of its input.
+
+    Args:
+        units: positive integer, size of the output's last axis.
+        activation: an activation name or function; None is linear.
+        use_bias: whether to add a bias vector.
+        kernel_initializer, bias_initializer: initializers of the weights.
+
+    Weights, in order: ``kernel`` of shape ``(input_dim, units)`` and ``bias``
+    of shape ``(units,)``, as in Keras 3.
+
+    Example:
+        >>> import numpy as np
+        >>> Dense(4, activation="relu")(np.ones((2, 3))).shape
+        (2, 4)
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units <= 0:
+            raise ValueError(
+                f"Received an invalid value for `units`, expected a positive integer. Received: units={units!r}"
+            )
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.input_spec = InputSpec(min_ndim=2)
+
+    def build(self, input_shape):
+        input_dim = input_shape[-1]
+        if input_dim is None:
+            raise ValueError(
+                f"Layer {self.name!r} (Dense) needs a known last axis to create its kernel, "
+                f"received input shape {input_shape}."
+            )
+        self.kernel = self.add_weight(shape=(input_dim, self.units), initializer=self.kernel_initializer, name="kernel")
+        self.bias = self.add_weight(shape=(self.units,), initializer=self.bias_initializer, name="bias") if self.use_bias else None
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
+    def call(self, inputs, training=False):
+        z = inputs @ self.kernel.value
+        if self.bias is not None:
+            z += self.bias.value
+        return self.activation(z)
+
+    def forward(self, inputs, training=True):
+        z = inputs @ self.kernel.value
+        if self.bias is not None:
+            z += self.bias.value
+        y = self.activation(z)
+        return y, (inputs, z, y)
+
+    def backward(self, cache, grad_outputs):
+        inputs, z, y = cache
+        grad_z = self.activation.gradient(z, y, grad_outputs)
+        flat_x = inputs.reshape(-1, inputs.shape[-1])
+        flat_g = grad_z.reshape(-1, self.units)
+        grads = {self.kernel: flat_x.T @ flat_g}
+        if self.bias is not None:
+            grads[self.bias] = flat_g.sum(axis=0)
+        return grad_z @ self.kernel.value.T, grads
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            units=self.units,
+            activation=activations.serialize(self.activation),
+            use_bias=self.use_bias,
+            kernel_initializer=initializers.serialize(self.kernel_initializer),
+            bias_initializer=initializers.serialize(self.bias_initializer),
+        )
+        return config

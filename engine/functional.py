@@ -123,8 +123,8 @@ class Functional(Model):
 
     def _standardize_inputs(self, inputs):
         """Maps call inputs (one value, a list, or a dict by input name) onto the
-        model inputs, checking count and shapes; NumPy values are cast to the
-        inputs' dtypes."""
+        model inputs, checking count and shapes; NumPy values of another kind (int
+        for a float input) are cast to the input's dtype."""
         expected = self.plan.inputs
         names = self.input_names
         if isinstance(inputs, dict):
@@ -149,7 +149,7 @@ class Functional(Model):
         for index, (value, spec) in enumerate(zip(flat, expected)):
             if not isinstance(value, KerasTensor):
                 value = np.asarray(value)
-                if value.dtype != spec.dtype:
+                if value.dtype.kind != np.dtype(spec.dtype).kind:
                     value = value.astype(spec.dtype)
             _check_shape(value.shape, spec.shape, index, names[index], self.name)
             result.append(value)

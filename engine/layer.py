@@ -350,11 +350,11 @@ class Layer(Module):
 
     def _only_node(self, attribute):
         if not self._inbound_nodes:
-            raise AttributeError(
+            raise ValueError(
                 f"Layer {self.name!r} has never been called on a symbolic tensor, so it has no {attribute}."
             )
         if len(self._inbound_nodes) > 1:
-            raise AttributeError(
+            raise ValueError(
                 f"Layer {self.name!r} has been called {len(self._inbound_nodes)} times, so its "
                 f"{attribute} is ambiguous. Use layer.inbound_nodes[i].input_tensors or "
                 ".output_tensors for call number i."

@@ -101,8 +101,15 @@ class Sequential(Functional):
             shape = tuple(inputs.shape) if not isinstance(inputs, (list, tuple)) else tuple(inputs[0].shape)
             self.build(self._known_input_shape() or (None,) + shape[1:])
 
-    @property
-    def weights(self):
+    def _build_if_shape_known(self):
         if self._graph_plan is None and self._known_input_shape() is not None:
             self.build()
+
+    @property
+    def weights(self):
+        self._build_if_shape_known()
         return super().weights
+
+    def _require_built(self, what):
+        self._build_if_shape_known()
+        super()._require_built(what)

@@ -1,0 +1,15 @@
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+
+import pytest  # noqa: E402
+
+from engine.utils import clear_session, set_random_seed  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_names_and_seed():
+    """Every test starts with automatic names at `dense` and a fixed seed."""
+    clear_session()
+    set_random_seed(1234)
+    yield

@@ -1,0 +1,224 @@
+"""Functional models: structure, nesting, dict I/O, sub-models, errors, scale, threads."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from engine import Input, Layer, Model
+from layers import Activation, Dense
+
+
+def _mlp_block(units, name):
+    x = Input(shape=(units,), name=f"{name}_in")
+    return Model(x, Dense(units, activation="tanh", name=f"{name}_dense")(x), name=name)
+
+
+def test_multi_input_multi_output_with_shared_layer():
+    a = Input(shape=(4,), name="a")
+    b = Input(shape=(4,), name="b")
+    shared = Dense(3, name="shared")
+    out1 = Dense(2, name="head1")(shared(a))
+    out2 = Activation("sigmoid", name="head2")(shared(b))
+    model = Model(inputs=[a, b], outputs=[out1, out2], name="two_heads")
+    assert [l.name for l in model.layers] == ["a", "b", "shared", "head1", "head2"]
+    xa, xb = np.random.rand(5, 4), np.random.rand(5, 4)
+    y1, y2 = model([xa, xb])
+    k, bias = shared.get_weights()
+    ref_shared_b = xb.astype("float32") @ k + bias
+    np.testing.assert_allclose(y2, 1 / (1 + np.exp(-ref_shared_b)), rtol=1e-5)
+    assert y1.shape == (5, 2)
+    assert model.get_layer("shared") is shared
+    assert model.get_layer(index=2) is shared
+    assert model.count_params() == (4 * 3 + 3) + (3 * 2 + 2)
+
+
+def test_dict_inputs_and_outputs():
+    a = Input(shape=(2,), name="a")
+    b = Input(shape=(3,), name="b")
+    total = Dense(1, name="from_a")(a) + Dense(1, name="from_b")(b)
+    model = Model(inputs={"a": a, "b": b}, outputs={"total": total, "a_copy": a * 1.0})
+    out = model({"b": np.ones((2, 3)), "a": np.zeros((2, 2))})
+    assert set(out) == {"total", "a_copy"}
+    np.testing.assert_array_equal(out["a_copy"], np.zeros((2, 2)))
+    # A list is mapped by position, a dict by input name.
+    out_list = model([np.zeros((2, 2)), np.ones((2, 3))])
+    np.testing.assert_array_equal(out_list["total"], out["total"])
+    with pytest.raises(ValueError, match=r"expects inputs named \['a', 'b'\]; received keys \['a'\] \(missing: \['b'\]"):
+        model({"a": np.zeros((2, 2))})
+
+
+def test_nesting_three_deep_runs_and_matches_flat_computation():
+    inner = _mlp_block(4, "inner")
+    x = Input(shape=(4,), name="mid_in")
+    middle = Model(x, Dense(4, name="mid_dense")(inner(x)), name="middle")
+    z = Input(shape=(4,), name="outer_in")
+    outer = Model(z, Dense(2, name="top")(middle(z)), name="outer")
+    y = Input(shape=(4,), name="root_in")
+    root = Model(y, outer(y) * 2.0, name="root")
+    data = np.random.rand(3, 4).astype("float32")
+    h = np.tanh(data @ inner.get_layer("inner_dense").kernel.value + inner.get_layer("inner_dense").bias.value)
+    h = h @ middle.get_layer("mid_dense").kernel.value + middle.get_layer("mid_dense").bias.value
+    h = h @ outer.get_layer("top").kernel.value + outer.get_layer("top").bias.value
+    np.testing.assert_allclose(root(data), 2.0 * h, rtol=1e-5)
+    assert root.count_params() == 20 + 20 + 10
+    assert [l.name for l in root.layers] == ["root_in", "outer", "multiply"]
+    assert len(outer.inbound_nodes) == 1  # its call in root
+    assert [w.path for w in root.trainable_weights][:2] == ["inner_dense/kernel", "inner_dense/bias"]
+
+
+def test_model_called_on_symbolic_tensor_becomes_one_node():
+    block = _mlp_block(3, "block")
+    x = Input(shape=(3,))
+    y = block(block(x))
+    assert y.shape == (None, 3)
+    assert len(block.inbound_nodes) == 2
+    model = Model(x, y)
+    assert [step.layer for step in model.plan.steps] == [block, block]
+
+
+def test_sub_model_from_intermediate_tensors():
+    x = Input(shape=(3,), name="x")
+    h1 = Dense(4, name="h1")(x)
+    h2 = Dense(5, name="h2")(h1)
+    out = Dense(1, name="out")(h2)
+    full = Model(x, out)
+    features = Model(x, h2)
+    tail = Model(h1, out)
+    data = np.random.rand(2, 3)
+    np.testing.assert_allclose(tail(full.get_layer("h1")(data)), full(data), rtol=1e-6)
+    assert [l.name for l in features.layers] == ["x", "h1", "h2"]
+    assert [l.name for l in tail.layers] == ["h1", "h2", "out"]
+
+
+def test_sub_model_from_a_tensor_inside_a_nested_model():
+    inner_in = Input(shape=(3,), name="inner_in")
+    hidden = Dense(4, name="hidden")(inner_in)
+    inner = Model(inner_in, Dense(2, name="inner_out")(hidden), name="inner")
+    x = Input(shape=(3,), name="x")
+    scaled = x * 3.0
+    inner(scaled)
+    # `hidden` lives in the inner graph; the model reaches it through inner's call on `scaled`.
+    probe = Model(x, hidden)
+    assert [step.layer.name for step in probe.plan.steps] == ["multiply", "hidden"]
+    data = np.random.rand(2, 3)
+    np.testing.assert_allclose(probe(data), inner.get_layer("hidden")(data * 3.0), rtol=1e-6)
+
+
+def test_training_flag_reaches_every_layer_including_nested():
+    seen = []
+
+    class Spy(Layer):
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+        def call(self, inputs, training=False):
+            seen.append(training)
+            return inputs
+
+    x = Input(shape=(2,))
+    inner = Model(x, Spy()(x))
+    z = Input(shape=(2,))
+    outer = Model(z, Spy()(inner(z)))
+    outer(np.zeros((1, 2)), training=True)
+    outer(np.zeros((1, 2)))
+    assert seen == [True, True, False, False]
+
+
+def test_unreachable_output_names_tensor_layer_and_reached_layers():
+    a = Input(shape=(2,), name="a")
+    b = Input(shape=(2,), name="b")
+    h = Dense(2, name="from_a")(a)
+    out = Dense(1, name="joined")(h + Dense(2, name="from_b")(b))
+    with pytest.raises(ValueError) as info:
+        Model(a, out)
+    message = str(info.value)
+    assert "Output tensor 'joined[0][0]' (from layer 'joined') is not reachable from the model inputs ['a']" in message
+    assert "reached input 'b' (layer 'b')" in message
+    assert "Layers reached: ['from_a']" in message or "Layers reached: []" in message
+
+
+def test_duplicate_layer_names_are_rejected():
+    x = Input(shape=(2,))
+    y = Dense(2, name="twin")(Dense(2, name="twin")(x))
+    with pytest.raises(ValueError, match='The name "twin" is used 2 times in model .* All layer names should be unique'):
+        Model(x, y)
+
+
+def test_non_symbolic_model_inputs_are_rejected():
+    with pytest.raises(TypeError, match="must be KerasTensors .* received ndarray"):
+        Model(np.zeros((1, 2)), Input(shape=(2,)))
+
+
+def test_wrong_number_or_shape_of_arrays_at_call_time():
+    a, b = Input(shape=(2,), name="a"), Input(shape=(3,), name="b")
+    model = Model([a, b], Dense(1)(a) + Dense(1)(b), name="pair")
+    with pytest.raises(ValueError, match=r"Model 'pair' expects 2 input\(s\) \['a', 'b'\], but it received 1"):
+        model(np.zeros((1, 2)))
+    with pytest.raises(ValueError, match=r"Input 1 \('b'\) of model 'pair' is incompatible with the model: expected shape \(None, 3\), but received input with shape \(1, 4\)"):
+        model([np.zeros((1, 2)), np.zeros((1, 4))])
+    with pytest.raises(ValueError, match=r"expected shape \(None, 2\)"):
+        model(Input(shape=(5,)) if False else [Input(shape=(3,)), Input(shape=(3,))])
+
+
+def test_inputs_are_cast_to_the_input_dtype():
+    x = Input(shape=(2,))
+    model = Model(x, Dense(1)(x))
+    assert model(np.ones((1, 2), dtype="float64")).dtype == np.float32
+
+
+def test_eager_run_frees_intermediates_after_their_last_reader():
+    x = Input(shape=(2,), name="x")
+    a = Dense(2, name="a")(x)
+    b = Dense(2, name="b")(a)
+    c = Dense(2, name="c")(b + a)
+    model = Model(x, [c, a])
+    steps = {s.layer.name: s for s in model.plan.steps}
+    slot = model.plan.slot_of
+    assert slot[id(b)] in steps["add"].free_slots  # b dies once the add has read it
+    assert slot[id(a)] not in sum((s.free_slots for s in model.plan.steps), [])  # a is an output
+    assert slot[id(x)] in steps["a"].free_slots
+
+
+def test_a_100000_layer_chain_builds_and_runs():
+    x = Input(shape=(1,))
+    y = x
+    for _ in range(100_000):
+        y = y + 1.0
+    model = Model(x, y)
+    assert len(model.plan.steps) == 100_000
+    assert model(np.zeros((2, 1)))[0, 0] == pytest.approx(100_000.0)
+
+
+def test_eight_threads_get_the_same_results_as_sequential_calls():
+    x = Input(shape=(16,))
+    h = Dense(32, activation="relu")(x)
+    model = Model(x, Dense(8, activation="softmax")(h + Dense(32)(x)))
+    batches = [np.random.default_rng(i).normal(size=(64, 16)) for i in range(8)]
+    expected = [model(b) for b in batches]
+    results = [None] * 8
+    barrier = threading.Barrier(8)
+
+    def work(i):
+        barrier.wait()
+        for _ in range(20):
+            results[i] = model(batches[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_get_layer_errors():
+    x = Input(shape=(2,))
+    model = Model(x, Dense(1, name="d")(x))
+    with pytest.raises(ValueError, match=r"No such layer: 'e' in model .* Existing layers are: \['input_layer', 'd'\]"):
+        model.get_layer("e")
+    with pytest.raises(ValueError, match="retrieve layer at index 5 but model .* only has 2 layers"):
+        model.get_layer(index=5)
+    with pytest.raises(ValueError, match="Provide either a layer name or a layer index"):
+        model.get_layer()

@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+from engine import Input, KerasTensor
+
+
+def test_shape_dtype_name():
+    x = Input(shape=(3, 4), name="pixels")
+    assert x.shape == (None, 3, 4)
+    assert x.dtype == "float32"
+    assert x.name == "pixels"
+    assert x.ndim == 3
+
+
+def test_immutable_and_hashable_by_identity():
+    x = Input(shape=(3,))
+    y = Input(shape=(3,))
+    with pytest.raises(AttributeError, match="immutable"):
+        x.shape = (None, 4)
+    assert len({x, y, x}) == 2
+    assert x == x and x != y
+
+
+def test_bool_iteration_and_array_conversion_explain_what_to_do():
+    x = Input(shape=(3,), name="x")
+    with pytest.raises(TypeError, match="symbolic.*no truth value.*control flow inside a layer's call"):
+        bool(x)
+    with pytest.raises(TypeError, match="cannot be iterated.*Index it instead"):
+        list(x)
+    with pytest.raises(TypeError, match="cannot be converted to a NumPy array.*Build a Model"):
+        np.asarray(x)
+    with pytest.raises(TypeError, match="has no len"):
+        len(x)
+
+
+def test_history_is_stamped_once():
+    x = KerasTensor((None, 2))
+    assert x._keras_history is None
+    inp = Input(shape=(2,))
+    with pytest.raises(ValueError, match="already comes from layer"):
+        inp._set_history(None, 0, 0)

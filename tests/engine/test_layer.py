@@ -1,0 +1,200 @@
+"""The Layer template: lazy build, weights, input checks, shape inference, naming."""
+
+import numpy as np
+import pytest
+
+from engine import Input, InputSpec, Layer, Model
+from layers import Dense
+
+
+class SimpleDense(Layer):
+    """Seed 000's example, written with NumPy."""
+
+    def __init__(self, units=32):
+        super(SimpleDense, self).__init__()
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units),
+                                 initializer='random_normal',
+                                 trainable=True)
+        self.b = self.add_weight(shape=(self.units,),
+                                 initializer='random_normal',
+                                 trainable=True)
+
+    def call(self, inputs):
+        return np.matmul(inputs, self.w) + self.b
+
+
+def test_seed_000_simple_dense_builds_lazily_on_numpy():
+    layer = SimpleDense(4)
+    assert not layer.built
+    out = layer(np.ones((2, 2)))
+    assert layer.built
+    assert isinstance(out, np.ndarray)
+    assert out.shape == (2, 4)
+    assert out.dtype == np.float32
+    # Both rows of ones give the same output, as in the seed's printout.
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_allclose(out[0], layer.w.value.sum(axis=0) + layer.b.value, rtol=1e-6)
+    assert [w.path for w in layer.weights] == ["simple_dense/variable_0", "simple_dense/variable_1"]
+
+
+def test_seed_000_simple_dense_works_symbolically_without_compute_output_shape():
+    x = Input(shape=(3,))
+    y = SimpleDense(5)(x)
+    assert y.shape == (None, 5)
+    model = Model(x, y)
+    assert model(np.ones((7, 3))).shape == (7, 5)
+
+
+def test_seed_000_incompatible_input_message():
+    layer = Dense(3)
+    layer(np.random.rand(10, 5))
+    with pytest.raises(ValueError) as info:
+        layer(np.random.rand(10, 4))
+    assert str(info.value) == (
+        "Input 0 of layer dense is incompatible with the layer: expected axis -1 of input "
+        "shape to have value 5 but received input with shape (10, 4)"
+    )
+
+
+def test_dense_keras_layer_on_numpy_like_the_seed():
+    layer = Dense(input_shape=(10,), units=15)
+    x = np.random.rand(20, 10)
+    assert layer(x).shape == (20, 15)
+
+
+def test_weights_are_tracked_with_paths_and_split_by_trainability():
+    class Scale(Layer):
+        def build(self, input_shape):
+            self.scale = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="scale")
+            self.count = self.add_weight(shape=(), initializer="zeros", trainable=False, name="count")
+            self.inner = Dense(2, name="inner")
+
+        def call(self, inputs):
+            return self.inner(inputs * self.scale)
+
+    layer = Scale(name="scale_layer")
+    layer(np.ones((1, 3)))
+    assert [w.path for w in layer.weights] == [
+        "scale_layer/scale", "scale_layer/count", "inner/kernel", "inner/bias"]
+    assert [w.path for w in layer.trainable_weights] == ["scale_layer/scale", "inner/kernel", "inner/bias"]
+    assert [w.path for w in layer.non_trainable_weights] == ["scale_layer/count"]
+    assert layer.count_params() == 3 + 1 + 6 + 2
+    layer.trainable = False
+    assert layer.trainable_weights == []
+    assert layer.inner.trainable is False
+    assert len(layer.non_trainable_weights) == 4
+
+
+def test_get_and_set_weights_round_trip_and_errors():
+    layer = Dense(3)
+    layer(np.ones((2, 4)))
+    kernel, bias = layer.get_weights()
+    assert kernel.shape == (4, 3) and bias.shape == (3,)
+    layer.set_weights([np.ones((4, 3)), np.arange(3)])
+    np.testing.assert_array_equal(layer.kernel.value, np.ones((4, 3), "float32"))
+    assert layer.bias.value.dtype == np.float32
+    with pytest.raises(ValueError, match=r'set_weights\(weights\) on layer "dense" with a weight list of length 1, but the layer was expecting 2'):
+        layer.set_weights([np.ones((4, 3))])
+    with pytest.raises(ValueError, match=r"Layer dense weight shape \(4, 3\) is not compatible with provided weight shape \(5, 3\)"):
+        layer.set_weights([np.ones((5, 3)), np.zeros(3)])
+    np.testing.assert_array_equal(layer.bias.value, [0, 1, 2])  # untouched by the failed call
+
+
+def test_weights_before_build_are_a_clear_error():
+    layer = Dense(3)
+    with pytest.raises(ValueError, match="layer 'dense', but the layer isn't built.*Call the layer on an input"):
+        layer.get_weights()
+    with pytest.raises(ValueError, match="count_params on layer 'dense', but the layer isn't built"):
+        layer.count_params()
+    with pytest.raises(AttributeError, match="no attribute 'kernel' yet: weights are created in build"):
+        layer.kernel
+
+
+def test_automatic_names_are_unique_per_class():
+    names = [Dense(1).name for _ in range(3)]
+    assert names == ["dense", "dense_1", "dense_2"]
+    assert SimpleDense().name == "simple_dense"
+    assert Dense(1, name="head").name == "head"
+
+
+def test_unknown_constructor_argument_is_rejected():
+    with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Dense: {'unit': 3}"):
+        Dense(2, unit=3)
+
+
+def test_input_spec_checks_rank_and_dtype_kind():
+    class NeedsImages(Layer):
+        def __init__(self):
+            super().__init__()
+            self.input_spec = InputSpec(ndim=4, dtype="float32")
+
+        def call(self, inputs):
+            return inputs
+
+    layer = NeedsImages()
+    with pytest.raises(ValueError, match=r"Input 0 of layer needs_images is incompatible with the layer: expected ndim=4, found ndim=2. Full shape received: \(None, 3\)"):
+        layer(Input(shape=(3,)))
+    with pytest.raises(ValueError, match="expected dtype float32 .* but received input with dtype int32"):
+        layer(Input(shape=(2, 2, 1), dtype="int32"))
+    with pytest.raises(ValueError, match="min_ndim=2, found ndim=1"):
+        Dense(2)(np.ones(3))
+
+
+def test_arity_limits_are_checked_at_call_time():
+    class Pair(Layer):
+        min_inputs = 2
+        max_inputs = 2
+
+        def call(self, inputs):
+            return inputs[0] + inputs[1]
+
+    x = Input(shape=(3,))
+    with pytest.raises(ValueError, match=r'Layer "pair" \(Pair\) expects at least 2 inputs, but it received 1 input\. Pass the inputs as a list'):
+        Pair()(x)
+    with pytest.raises(ValueError, match="expects at most 2 inputs, but it received 3 inputs"):
+        Pair()([x, x, x])
+    assert Pair()([x, x]).shape == (None, 3)
+
+
+def test_shape_inference_failure_names_the_layer_and_the_fix():
+    class Broken(Layer):
+        def call(self, inputs):
+            return inputs @ np.ones((5, 2))
+
+    with pytest.raises(ValueError, match="Layer 'broken' .* defines no compute_output_shape.*zero batch of shapes \\[\\(1, 3\\)\\].*Define compute_output_shape"):
+        Broken()(Input(shape=(3,)))
+
+
+def test_mixed_symbolic_and_numpy_inputs_are_rejected():
+    class Sum(Layer):
+        def call(self, inputs):
+            return inputs[0] + inputs[1]
+
+    with pytest.raises(ValueError, match="mix of symbolic tensors and concrete values"):
+        Sum()([Input(shape=(2,)), np.ones((1, 2))])
+
+
+def test_input_and_output_properties():
+    x = Input(shape=(3,))
+    layer = Dense(2)
+    y = layer(x)
+    assert layer.input is x and layer.output is y
+    assert layer.input_shape == (None, 3) and layer.output_shape == (None, 2)
+    layer(Input(shape=(3,)))
+    with pytest.raises(ValueError, match="called 2 times, so its input is ambiguous"):
+        layer.input
+    with pytest.raises(ValueError, match="never been called on a symbolic tensor"):
+        Dense(2).output
+
+
+def test_training_argument_reaches_call_when_accepted():
+    class Flag(Layer):
+        def call(self, inputs, training=False):
+            return inputs + (1.0 if training else 0.0)
+
+    layer = Flag()
+    assert layer(np.zeros((1, 1)), training=True)[0, 0] == 1.0
+    assert layer(np.zeros((1, 1)))[0, 0] == 0.0

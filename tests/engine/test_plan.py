@@ -1,0 +1,93 @@
+"""Backward over the execution plan: fan-out, shared layers, nesting, freezing."""
+
+import numpy as np
+import pytest
+
+from engine import Input, Layer, Model
+from engine.gradient_check import gradient_check
+from layers import Dense
+
+
+def test_gradients_sum_at_fan_out_and_across_shared_layer_calls():
+    a = Input(shape=(3,), name="a")
+    b = Input(shape=(3,), name="b")
+    shared = Dense(3, activation="tanh", name="shared")
+    h = shared(a)
+    fan = Dense(2, name="left")(h) * Dense(2, name="right")(h)   # h feeds two layers
+    out = fan + Dense(2, name="from_b")(shared(b))               # shared called twice
+    model = Model([a, b], [out, h[:, :1]])
+    report = gradient_check(model, [np.random.rand(4, 3), np.random.rand(4, 3)])
+    assert "shared/kernel" in report.errors
+    assert report.max_error < 1e-6, str(report)
+
+
+def test_nested_models_take_part_like_any_layer():
+    x = Input(shape=(3,))
+    inner = Model(x, Dense(3, activation="sigmoid", name="inner_dense")(x), name="inner")
+    z = Input(shape=(3,))
+    y = inner(z)
+    outer = Model(z, Dense(1, name="top")(inner(y) - y))
+    report = gradient_check(outer, np.random.rand(2, 3))
+    assert set(report.errors) == {"input 0", "inner_dense/kernel", "inner_dense/bias", "top/kernel", "top/bias"}
+    assert report.max_error < 1e-6, str(report)
+
+
+def _weight_grads(model, data):
+    outputs, tape = model.plan.forward([data])
+    _, grads = model.plan.backward(tape, [np.ones_like(outputs[0])])
+    return {v.path: g for v, g in grads.items()}
+
+
+def test_frozen_layers_and_non_trainable_weights_get_no_gradient():
+    class Scaled(Layer):
+        def build(self, input_shape):
+            self.scale = self.add_weight(shape=(), initializer="ones", trainable=False, name="scale")
+
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+        def call(self, inputs):
+            return inputs * self.scale.value
+
+        def backward(self, cache, grad_outputs):
+            return grad_outputs * self.scale.value, {self.scale: np.sum(grad_outputs * cache)}
+
+    x = Input(shape=(2,))
+    frozen = Dense(2, name="frozen")
+    model = Model(x, Dense(1, name="head")(Scaled(name="scaled")(frozen(x))))
+    data = np.random.rand(3, 2).astype("float32")
+    assert set(_weight_grads(model, data)) == {"frozen/kernel", "frozen/bias", "head/kernel", "head/bias"}
+    frozen.trainable = False
+    assert set(_weight_grads(model, data)) == {"head/kernel", "head/bias"}
+
+
+def test_layer_without_backward_works_for_inference_and_explains_training():
+    class Square(Layer):
+        def call(self, inputs):
+            return inputs**2
+
+    x = Input(shape=(2,))
+    model = Model(x, Dense(1)(Square()(x)))
+    assert model(np.ones((1, 2))).shape == (1, 1)
+    outputs, tape = model.plan.forward([np.ones((1, 2), "float32")])
+    with pytest.raises(NotImplementedError, match=r"Layer 'square' \(Square\) has no backward pass.*implement.*backward\(self, cache, grad_outputs\)"):
+        model.plan.backward(tape, [np.ones((1, 1))])
+
+
+def test_unused_output_of_a_step_gets_zero_gradient():
+    class Split(Layer):
+        def compute_output_shape(self, input_shape):
+            return [input_shape, input_shape]
+
+        def call(self, inputs):
+            return [inputs * 2.0, inputs * 3.0]
+
+        def backward(self, cache, grad_outputs):
+            return 2.0 * grad_outputs[0] + 3.0 * grad_outputs[1], {}
+
+    x = Input(shape=(2,))
+    doubled, _ = Split()(x)
+    model = Model(x, doubled)
+    outputs, tape = model.plan.forward([np.ones((1, 2))])
+    grads, _ = model.plan.backward(tape, [np.ones((1, 2))])
+    np.testing.assert_array_equal(grads[0], [[2.0, 2.0]])

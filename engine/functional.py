@@ -91,10 +91,11 @@ class Functional(Model):
     def forward(self, inputs, training=True):
         arrays = self._standardize_inputs(inputs)
         outputs, tape = self.plan.forward(arrays, training=training)
-        return self._pack_outputs(outputs), (tape, inputs)
+        tape.inputs = inputs
+        return self._pack_outputs(outputs), tape
 
-    def backward(self, cache, grad_outputs):
-        tape, inputs = cache
+    def backward(self, tape, grad_outputs):
+        inputs = tape.inputs
         flat_grads = tree.flatten(grad_outputs) if self._has_structured_outputs() else [grad_outputs]
         grad_inputs, grad_weights = self.plan.backward(tape, flat_grads)
         if isinstance(inputs, dict):

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from engine.serialization import deserialize
+from engine.serialization import serialize as _serialize
 from engine.utils import random_generator
 
 
@@ -189,41 +191,36 @@ class Orthogonal(Initializer):
         return {"gain": self.gain, "seed": self.seed}
 
 
-_BY_NAME = {
-    "zeros": Zeros,
-    "ones": Ones,
-    "constant": Constant,
-    "random_normal": RandomNormal,
-    "random_uniform": RandomUniform,
-    "variance_scaling": VarianceScaling,
-    "glorot_uniform": GlorotUniform,
-    "glorot_normal": GlorotNormal,
-    "he_uniform": HeUniform,
-    "he_normal": HeNormal,
-    "lecun_normal": LecunNormal,
-    "orthogonal": Orthogonal,
+_CLASSES = {
+    cls.__name__: cls
+    for cls in (Zeros, Ones, Constant, RandomNormal, RandomUniform, VarianceScaling, GlorotUniform,
+                GlorotNormal, HeUniform, HeNormal, LecunNormal, Orthogonal)
+}
+_ALIASES = {
+    "zeros": "Zeros",
+    "ones": "Ones",
+    "constant": "Constant",
+    "random_normal": "RandomNormal",
+    "random_uniform": "RandomUniform",
+    "variance_scaling": "VarianceScaling",
+    "glorot_uniform": "GlorotUniform",
+    "glorot_normal": "GlorotNormal",
+    "he_uniform": "HeUniform",
+    "he_normal": "HeNormal",
+    "lecun_normal": "LecunNormal",
+    "orthogonal": "Orthogonal",
 }
 
 
 def get(identifier):
-    """Returns an initializer from a name, an Initializer, a callable or None."""
-    if identifier is None or isinstance(identifier, Initializer) or callable(identifier):
+    """Returns an initializer from a name, a config dict, an Initializer, a callable or None."""
+    if identifier is None or callable(identifier):
         return identifier
-    if isinstance(identifier, str):
-        key = identifier.lower()
-        if key not in _BY_NAME:
-            raise ValueError(
-                f"Unknown initializer: {identifier!r}. Known initializers: {', '.join(sorted(_BY_NAME))}."
-            )
-        return _BY_NAME[key]()
-    raise TypeError(
-        f"Could not interpret initializer {identifier!r}: expected a name, an Initializer or a callable."
-    )
+    return deserialize("initializer", identifier, _CLASSES, _ALIASES)
 
 
 def serialize(initializer):
-    """Returns ``initializer`` as a JSON-friendly config."""
-    for name, cls in _BY_NAME.items():
-        if type(initializer) is cls:
-            return {"class_name": name, "config": initializer.get_config()}
-    raise ValueError(f"Initializer {initializer!r} is not a built-in initializer and cannot be serialized.")
+    """Returns ``initializer`` as a JSON-friendly ``{"class_name", "config"}`` dict."""
+    if type(initializer) not in _CLASSES.values():
+        raise ValueError(f"Initializer {initializer!r} is not a built-in initializer and cannot be serialized.")
+    return _serialize(initializer)

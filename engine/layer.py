@@ -7,12 +7,13 @@ Subclasses override ``build``, ``call``, ``compute_output_shape``, ``forward``
 and ``backward``, never ``__call__``.
 """
 
+import functools
 import inspect
 import math
 
 import numpy as np
 
-from engine import initializers, tree
+from engine import constraints, initializers, regularizers, tree
 from engine.input_spec import assert_input_compatibility
 from engine.keras_tensor import KerasTensor
 from engine.module import Module
@@ -30,6 +31,8 @@ class Layer(Module):
         trainable: whether the layer's weights are updated in training.
         name: unique name; by default the snake-cased class name plus a counter.
         dtype: dtype of the weights and of the computation (``"float32"``).
+        activity_regularizer: a penalty on the layer's outputs, added (divided
+            by the batch size) to the training loss.
         input_shape: shape of one sample (no batch axis), so that a
             ``Sequential`` model can start from this layer.
 
@@ -54,7 +57,7 @@ class Layer(Module):
     min_inputs = None
     max_inputs = None
 
-    def __init__(self, trainable=True, name=None, dtype="float32", **kwargs):
+    def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
             raise TypeError(
@@ -73,6 +76,20 @@ class Layer(Module):
         self._inbound_nodes = []
         self._outbound_nodes = []
         self._batch_input_shape = _batch_input_shape(kwargs)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+
+    def __init_subclass__(cls, **kwargs):
+        # A layer built by hand (layer.build(shape)) is built, as in Keras.
+        super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:
+            build = cls.__dict__["build"]
+
+            @functools.wraps(build)
+            def build_and_mark(self, *args, **kwargs):
+                build(self, *args, **kwargs)
+                self.built = True
+
+            cls.build = build_and_mark
 
     # ----------------------------------------------------------------- weights
     def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
@@ -93,7 +110,8 @@ class Layer(Module):
                 f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, expected {shape}."
             )
         name = name or f"variable_{len(self._tracked('_variables'))}"
-        variable = Variable(value, name, f"{self.name}/{name}", trainable, regularizer, constraint)
+        variable = Variable(value, name, f"{self.name}/{name}", trainable,
+                            regularizers.get(regularizer), constraints.get(constraint))
         self._tracked("_variables").append(variable)
         return variable
 
@@ -132,6 +150,11 @@ class Layer(Module):
         if not self.trainable:
             return self.weights
         return [v for v in self.weights if not v.trainable]
+
+    @property
+    def losses(self):
+        """The current penalties of the weight regularizers (floats)."""
+        return [v.regularizer(v.value) for v in self.weights if v.regularizer is not None]
 
     def get_weights(self):
         """Returns copies of the weight values, in ``weights`` order."""
@@ -226,6 +249,8 @@ class Layer(Module):
     def get_config(self):
         """The arguments that recreate this layer (without its weights)."""
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self.activity_regularizer is not None:
+            config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = list(self._batch_input_shape)
         return config

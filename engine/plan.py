@@ -211,46 +211,57 @@ class ExecutionPlan:
         return [values[slot] for slot in self.output_slots]
 
     def forward(self, arrays, training=True):
-        """Training forward: returns (flat outputs, tape) where the tape holds
-        each step's cache and output shapes for ``backward``."""
+        """Training forward: returns (flat outputs, Tape), the tape holding what
+        ``backward`` needs and the activity-regularization loss of the pass."""
         values = [None] * len(self.tensors)
         values[: len(arrays)] = arrays
-        caches = [None] * len(self.steps)
-        specs = [None] * len(self.tensors)
+        tape = Tape(len(self.steps), len(self.tensors))
         for index, step in enumerate(self.steps):
             inputs, extra, kwargs = step.gather(values)
-            out, caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
+            out, cache = step.layer.forward(inputs, *extra, training=training, **kwargs)
+            tape.caches[index] = cache
+            if isinstance(cache, Tape):
+                tape.activity_loss += cache.activity_loss
             _store(values, step.out_slots, out)
+            regularizer = step.layer.activity_regularizer
             for slot in step.out_slots:
-                specs[slot] = (np.shape(values[slot]), np.result_type(values[slot]))
+                value = values[slot]
+                tape.specs[slot] = (np.shape(value), np.result_type(value))
+                if regularizer is not None:
+                    tape.activity_outputs[slot] = value
+                    tape.activity_loss += regularizer(value) / _batch_size(value)
             for slot in step.free_slots:
                 values[slot] = None
-        return [values[slot] for slot in self.output_slots], (caches, specs)
+        return [values[slot] for slot in self.output_slots], tape
 
     def backward(self, tape, grad_outputs):
         """Returns (gradients of the flat inputs, {Variable: gradient}) given the
         gradients of the flat outputs (``None`` for an output without one)."""
-        caches, specs = tape
         grads = [None] * len(self.tensors)
         for slot, grad in zip(self.output_slots, grad_outputs):
             _accumulate(grads, slot, grad)
         weight_grads = {}
         for index in range(len(self.steps) - 1, -1, -1):
             step = self.steps[index]
+            regularizer = step.layer.activity_regularizer
+            if regularizer is not None:
+                for slot in step.out_slots:
+                    value = tape.activity_outputs.pop(slot)
+                    _accumulate(grads, slot, regularizer.gradient(value) / _batch_size(value))
             out_grads = [grads[slot] for slot in step.out_slots]
             if all(g is None for g in out_grads):
                 continue
             for position, slot in enumerate(step.out_slots):
                 if out_grads[position] is None:
-                    shape, dtype = specs[slot]
+                    shape, dtype = tape.specs[slot]
                     out_grads[position] = np.zeros(shape, dtype)
                 grads[slot] = None
             if len(out_grads) == 1 and not isinstance(step.node.outputs, (list, tuple, dict)):
                 grad_out = out_grads[0]
             else:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
-            grad_in, grad_w = step.layer.backward(caches[index], grad_out)
-            caches[index] = None
+            grad_in, grad_w = step.layer.backward(tape.caches[index], grad_out)
+            tape.caches[index] = None
             for slot, grad in zip(step.in_slots[: step.n_grad_inputs], tree.flatten(grad_in)):
                 _accumulate(grads, slot, grad)
             if step.layer.trainable:
@@ -260,6 +271,21 @@ class ExecutionPlan:
         return [grads[slot] for slot in self.input_slots], weight_grads
 
 
+class Tape:
+    """What one training forward pass leaves for backward: each step's cache,
+    each tensor's shape and dtype, the outputs that activity regularizers
+    penalize, and the activity-regularization loss (nested models' included)."""
+
+    __slots__ = ("caches", "specs", "activity_outputs", "activity_loss", "inputs")
+
+    def __init__(self, num_steps, num_tensors):
+        self.caches = [None] * num_steps
+        self.specs = [None] * num_tensors
+        self.activity_outputs = {}
+        self.activity_loss = 0.0
+        self.inputs = None
+
+
 class _Walk:
     """State of one graph mapping: the output being walked and the nodes seen."""
 
@@ -267,6 +293,10 @@ class _Walk:
         self.input_ids = input_ids
         self.output = None
         self.done, self.visiting, self.order = set(), set(), []
+
+
+def _batch_size(value):
+    return value.shape[0] if np.ndim(value) else 1
 
 
 def _store(values, out_slots, out):

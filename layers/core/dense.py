@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from engine import InputSpec, Layer, initializers
+from engine import InputSpec, Layer, constraints, initializers, regularizers
 from layers import activations
 
 
@@ -14,6 +14,9 @@ class Dense(Layer):
         activation: an activation name or function; None is linear.
         use_bias: whether to add a bias vector.
         kernel_initializer, bias_initializer: initializers of the weights.
+        kernel_regularizer, bias_regularizer: penalties on the weights.
+        kernel_constraint, bias_constraint: projections applied after each update.
+        activity_regularizer: penalty on the output.
 
     Weights, in order: ``kernel`` of shape ``(input_dim, units)`` and ``bias``
     of shape ``(units,)``, as in Keras 3.
@@ -25,7 +28,8 @@ class Dense(Layer):
     """
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units <= 0:
             raise ValueError(
@@ -36,6 +40,10 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape):
@@ -45,8 +53,16 @@ class Dense(Layer):
                 f"Layer {self.name!r} (Dense) needs a known last axis to create its kernel, "
                 f"received input shape {input_shape}."
             )
-        self.kernel = self.add_weight(shape=(input_dim, self.units), initializer=self.kernel_initializer, name="kernel")
-        self.bias = self.add_weight(shape=(self.units,), initializer=self.bias_initializer, name="bias") if self.use_bias else None
+        self.kernel = self.add_weight(
+            shape=(input_dim, self.units), initializer=self.kernel_initializer, name="kernel",
+            regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
+        )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                shape=(self.units,), initializer=self.bias_initializer, name="bias",
+                regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+            )
         self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
 
     def compute_output_shape(self, input_shape):
@@ -83,5 +99,9 @@ class Dense(Layer):
             use_bias=self.use_bias,
             kernel_initializer=initializers.serialize(self.kernel_initializer),
             bias_initializer=initializers.serialize(self.bias_initializer),
+            kernel_regularizer=regularizers.serialize(self.kernel_regularizer),
+            bias_regularizer=regularizers.serialize(self.bias_regularizer),
+            kernel_constraint=constraints.serialize(self.kernel_constraint),
+            bias_constraint=constraints.serialize(self.bias_constraint),
         )
         return config

@@ -1,0 +1,89 @@
+"""Weight and activity regularizers: a penalty and its gradient, side by side."""
+
+import numpy as np
+
+from engine.serialization import deserialize, serialize as _serialize
+
+
+class Regularizer:
+    """``regularizer(x)`` is the penalty (a float); ``gradient(x)`` its gradient."""
+
+    def __call__(self, x):
+        raise NotImplementedError
+
+    def gradient(self, x):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {}
+
+
+class L1L2(Regularizer):
+    """``l1 * sum(|x|) + l2 * sum(x**2)``.
+
+    Example:
+        >>> import numpy as np
+        >>> L1L2(l1=0.1, l2=0.5)(np.array([1.0, -2.0]))
+        2.8
+    """
+
+    def __init__(self, l1=0.0, l2=0.0):
+        for name, value in (("l1", l1), ("l2", l2)):
+            if not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{type(self).__name__} expects {name} to be a non-negative number, received {value!r}.")
+        self.l1, self.l2 = float(l1), float(l2)
+
+    def __call__(self, x):
+        penalty = 0.0
+        if self.l1:
+            penalty += self.l1 * float(np.sum(np.abs(x)))
+        if self.l2:
+            penalty += self.l2 * float(np.sum(np.square(x)))
+        return penalty
+
+    def gradient(self, x):
+        grad = np.zeros_like(x)
+        if self.l1:
+            grad += self.l1 * np.sign(x)
+        if self.l2:
+            grad += 2.0 * self.l2 * x
+        return grad
+
+    def get_config(self):
+        return {"l1": self.l1, "l2": self.l2}
+
+
+class L1(L1L2):
+    def __init__(self, l1=0.01):
+        super().__init__(l1=l1)
+
+    def get_config(self):
+        return {"l1": self.l1}
+
+
+class L2(L1L2):
+    def __init__(self, l2=0.01):
+        super().__init__(l2=l2)
+
+    def get_config(self):
+        return {"l2": self.l2}
+
+
+def l1_l2(l1=0.01, l2=0.01):
+    """Keras' shortcut: an L1L2 regularizer with both penalties."""
+    return L1L2(l1=l1, l2=l2)
+
+
+_CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2, "l1_l2": l1_l2}
+_ALIASES = {"l1": "L1", "l2": "L2"}
+
+
+def get(identifier):
+    """Returns a regularizer from a name (``"l2"``), a config dict, an object or None."""
+    if identifier is None or isinstance(identifier, Regularizer):
+        return identifier
+    return deserialize("regularizer", identifier, _CLASSES, _ALIASES)
+
+
+def serialize(regularizer):
+    return None if regularizer is None else _serialize(regularizer)

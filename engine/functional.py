@@ -8,6 +8,7 @@ that plan.
 import numpy as np
 
 from engine import tree
+from engine.dtypes import dtype_kind
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
 from engine.naming import unique_name
@@ -150,7 +151,7 @@ class Functional(Model):
         for index, (value, spec) in enumerate(zip(flat, expected)):
             if not isinstance(value, KerasTensor):
                 value = np.asarray(value)
-                if value.dtype.kind != np.dtype(spec.dtype).kind:
+                if value.dtype.kind != dtype_kind(spec.dtype):
                     value = value.astype(spec.dtype)
             _check_shape(value.shape, spec.shape, index, names[index], self.name)
             result.append(value)

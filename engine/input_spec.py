@@ -1,6 +1,6 @@
 """What a layer accepts, checked on every call: rank, axis sizes, dtype kind."""
 
-import numpy as np
+from engine.dtypes import dtype_kind, dtype_name
 
 
 class InputSpec:
@@ -20,7 +20,7 @@ class InputSpec:
 
     def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None,
                  axes=None, allow_last_axis_squeeze=False, name=None):
-        self.dtype = np.dtype(dtype).name if dtype is not None else None
+        self.dtype = dtype_name(dtype) if dtype is not None else None
         self.shape = tuple(shape) if shape is not None else None
         self.ndim = len(self.shape) if self.shape is not None else ndim
         self.max_ndim = max_ndim
@@ -68,9 +68,8 @@ def _check_one(spec, x, index, layer_name):
     if spec.min_ndim is not None and ndim < spec.min_ndim:
         raise ValueError(prefix + f"expected min_ndim={spec.min_ndim}, found ndim={ndim}. Full shape received: {shape}")
     if spec.dtype is not None:
-        expected_kind, received = np.dtype(spec.dtype).kind, np.dtype(x.dtype)
-        if received.kind != expected_kind:
-            raise ValueError(prefix + f"expected dtype {spec.dtype} (or another of its kind) but received input with dtype {received.name}")
+        if dtype_kind(x.dtype) != dtype_kind(spec.dtype):
+            raise ValueError(prefix + f"expected dtype {spec.dtype} (or another of its kind) but received input with dtype {dtype_name(x.dtype)}")
     for axis, value in spec.axes.items():
         if value is None:
             continue

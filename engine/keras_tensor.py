@@ -2,7 +2,7 @@
 
 from typing import NamedTuple
 
-import numpy as np
+from engine.dtypes import dtype_name
 
 
 class KerasHistory(NamedTuple):
@@ -41,7 +41,7 @@ class KerasTensor:
 
     def __init__(self, shape, dtype="float32", name=None):
         object.__setattr__(self, "_shape", tuple(None if d is None else int(d) for d in shape))
-        object.__setattr__(self, "_dtype", np.dtype(dtype).name)
+        object.__setattr__(self, "_dtype", dtype_name(dtype))
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_keras_history", None)
 
@@ -68,6 +68,8 @@ class KerasTensor:
                 f"{self._keras_history.layer.name!r}; a tensor is produced by one layer call."
             )
         object.__setattr__(self, "_keras_history", KerasHistory(layer, node_index, tensor_index))
+        if self._name is None:
+            object.__setattr__(self, "_name", f"{layer.name}[{node_index}][{tensor_index}]")
 
     def __setattr__(self, name, value):
         raise AttributeError(

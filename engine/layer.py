@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from engine import constraints, initializers, regularizers, tree
+from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.keras_tensor import KerasTensor
 from engine.module import Module
@@ -69,7 +70,7 @@ class Layer(Module):
                 f"{type(self).__name__} expects name to be a non-empty string without '/', received {name!r}."
             )
         self.name = name or unique_name(to_snake_case(type(self).__name__))
-        self.dtype = np.dtype(dtype or "float32").name
+        self.dtype = dtype_name(dtype or "float32")
         self._trainable = trainable
         self.built = False
         self.input_spec = None
@@ -101,9 +102,9 @@ class Layer(Module):
         for floating weights and ``zeros`` otherwise.
         """
         shape = tuple(int(d) for d in (shape or ()))
-        dtype = np.dtype(dtype or self.dtype).name
+        dtype = dtype_name(dtype or self.dtype)
         if initializer is None:
-            initializer = "glorot_uniform" if np.dtype(dtype).kind == "f" else "zeros"
+            initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
         value = np.asarray(initializers.get(initializer)(shape, dtype=dtype), dtype=dtype)
         if value.shape != shape:
             raise ValueError(
@@ -222,8 +223,7 @@ class Layer(Module):
         the layer defines it, else by running ``call`` once on a zero batch."""
         inputs = args[0]
         if type(self).compute_output_shape is not Layer.compute_output_shape:
-            shapes = tree.map_structure(lambda t: t.shape, inputs)
-            return _tensors_for_shapes(self.compute_output_shape(shapes), self.dtype)
+            return _tensors_for_shapes(self.compute_output_shape(_shapes(inputs)), self.dtype)
         return self._infer_output_spec(args, kwargs)
 
     def forward(self, inputs, training=True, **kwargs):
@@ -288,15 +288,8 @@ class Layer(Module):
     def _symbolic_call(self, args, kwargs, flat_inputs):
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
-        call_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
+        call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
         outputs = self.compute_output_spec(*args, **call_kwargs)
-        node_index = len(self._inbound_nodes)
-        flat_outputs = tree.flatten(outputs)
-        named = [
-            KerasTensor(t.shape, t.dtype, name=f"{self.name}[{node_index}][{i}]")
-            for i, t in enumerate(flat_outputs)
-        ]
-        outputs = tree.pack_as(outputs, named)
         Node(self, args, call_kwargs, outputs)
         return outputs
 
@@ -318,7 +311,7 @@ class Layer(Module):
     def _maybe_build(self, inputs):
         if self.built:
             return
-        shapes = tree.map_structure(lambda x: tuple(x.shape), inputs)
+        shapes = _shapes(inputs)
         self.build(shapes)
         self.built = True
 
@@ -326,7 +319,7 @@ class Layer(Module):
         if isinstance(value, Variable):
             value = value.value
         array = np.asarray(value)
-        if array.dtype.kind == "f" and np.dtype(self.dtype).kind == "f" and array.dtype != self.dtype:
+        if array.dtype.kind == "f" and dtype_kind(self.dtype) == "f" and array.dtype != self.dtype:
             array = array.astype(self.dtype)
         return array
 
@@ -408,12 +401,19 @@ class Layer(Module):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
 
+def _shapes(inputs):
+    """The shape of each input, as a tuple, in the structure of ``inputs``."""
+    if hasattr(inputs, "shape"):
+        return tuple(inputs.shape)
+    return tree.map_structure(lambda x: tuple(x.shape), inputs)
+
+
 def _unwrap(tensors):
     return tensors[0] if len(tensors) == 1 else list(tensors)
 
 
 def _tensors_for_shapes(shapes, dtype):
-    if _is_shape(shapes):
+    if type(shapes) is tuple and (not shapes or type(shapes[0]) is not tuple) or _is_shape(shapes):
         return KerasTensor(shapes, dtype)
     return [KerasTensor(shape, dtype) for shape in shapes]
 

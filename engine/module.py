@@ -12,6 +12,9 @@ class Module:
     """
 
     def __setattr__(self, name, value):
+        if not isinstance(value, _TRACKABLE):
+            object.__setattr__(self, name, value)
+            return
         if isinstance(value, Variable):
             _append_once(self._tracked("_variables"), value)
         elif isinstance(value, Module):
@@ -38,6 +41,9 @@ class Module:
             found.append(module)
             stack.extend(reversed(module._tracked("_modules")))
         return found
+
+
+_TRACKABLE = (Variable, Module, list, tuple)
 
 
 def _append_once(items, value):

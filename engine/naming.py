@@ -1,10 +1,12 @@
 """Automatic, unique layer names: ``dense``, ``dense_1``, ``dense_2``, ..."""
 
+import functools
 import re
 
 _counts = {}
 
 
+@functools.lru_cache(maxsize=None)
 def to_snake_case(name: str) -> str:
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()

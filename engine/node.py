@@ -31,11 +31,14 @@ class Node:
         self.outbound_layer = outbound_layer
         self.call_args = tuple(call_args)
         self.call_kwargs = dict(call_kwargs or {})
-        self.input_tensors = [
-            t for t in tree.flatten((self.call_args, self.call_kwargs)) if isinstance(t, KerasTensor)
-        ]
+        if len(self.call_args) == 1 and not self.call_kwargs and isinstance(self.call_args[0], KerasTensor):
+            self.input_tensors = [self.call_args[0]]
+        else:
+            self.input_tensors = [
+                t for t in tree.flatten((self.call_args, self.call_kwargs)) if isinstance(t, KerasTensor)
+            ]
         self.outputs = outputs
-        self.output_tensors = tree.flatten(outputs)
+        self.output_tensors = [outputs] if isinstance(outputs, KerasTensor) else tree.flatten(outputs)
 
         node_index = len(outbound_layer._inbound_nodes)
         outbound_layer._inbound_nodes.append(self)

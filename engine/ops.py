@@ -5,6 +5,7 @@ from itertools import zip_longest
 
 import numpy as np
 
+from engine.dtypes import dtype_kind
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
 
@@ -164,7 +165,7 @@ def binary_op(op, left, right):
 
 
 def _float_dtype(tensor):
-    return tensor.dtype if np.dtype(tensor.dtype).kind == "f" else "float32"
+    return tensor.dtype if dtype_kind(tensor.dtype) == "f" else "float32"
 
 
 class Negative(Layer):

@@ -7,8 +7,13 @@ into the same structure. Dicts are flattened in sorted key order, as in Keras.
 """
 
 
+_CONTAINERS = (list, tuple, dict)
+
+
 def flatten(structure):
     """Returns the leaves of ``structure`` (lists, tuples, dicts) in order."""
+    if type(structure) not in _CONTAINERS and not isinstance(structure, (list, tuple, dict)):
+        return [structure]
     if isinstance(structure, (list, tuple)):
         leaves = []
         for item in structure:

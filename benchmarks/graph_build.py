@@ -1,0 +1,74 @@
+"""Graph construction time against depth: a chain of Dense layers plus Model(...),
+nodeweave against Keras 3 (numpy backend). Goal (issue 2): at most 20 us per
+layer and linear in depth up to 100,000 layers."""
+
+from benchmarks.harness import pin_threads
+
+pin_threads()
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+os.environ["KERAS_BACKEND"] = "numpy"
+
+UNITS = 8
+
+
+def build_nodeweave(depth):
+    from engine import Input, Model
+    from layers import Dense
+
+    x = Input(shape=(UNITS,))
+    y = x
+    for _ in range(depth):
+        y = Dense(UNITS)(y)
+    return Model(x, y)
+
+
+def build_keras(depth):
+    import keras
+
+    x = keras.Input(shape=(UNITS,))
+    y = x
+    for _ in range(depth):
+        y = keras.layers.Dense(UNITS)(y)
+    return keras.Model(x, y)
+
+
+def keras_fails(depth):
+    try:
+        build_keras(depth)
+    except RecursionError:
+        return "RecursionError"
+    return None
+
+
+def main(smoke=False):
+    from benchmarks.harness import measure, save
+
+    depths = [10, 100] if smoke else [100, 1_000, 10_000, 100_000]
+    keras_max = 100 if smoke else 3_000
+    sys.setrecursionlimit(10_000)
+    rows = []
+    print(f"{'depth':>8} {'nodeweave us/layer':>20} {'spread':>16} {'keras us/layer':>16} {'keras/nodeweave':>16}")
+    for depth in depths:
+        contenders = {"nodeweave": lambda: build_nodeweave(depth)}
+        failure = keras_fails(depth) if depth <= keras_max else "not run"
+        if failure is None:
+            contenders["keras"] = lambda: build_keras(depth)
+        repeats = 1 if depth >= 10_000 else 5
+        result = measure(contenders, repeats=repeats, warmup=0 if depth >= 10_000 else 1)
+        ours = {k: v / depth * 1e6 for k, v in result["nodeweave"].items()}
+        theirs = {k: v / depth * 1e6 for k, v in result["keras"].items()} if "keras" in result else None
+        versus = f"{theirs['median'] / ours['median']:16.1f}" if theirs else f"{failure:>16}"
+        keras_cell = f"{theirs['median']:16.1f}" if theirs else f"{'-':>16}"
+        spread = f"{ours['min']:.1f}-{ours['max']:.1f}"
+        print(f"{depth:>8} {ours['median']:20.1f} {spread:>16} {keras_cell} {versus}")
+        rows.append({"depth": depth, "nodeweave_us_per_layer": ours, "keras_us_per_layer": theirs,
+                     "keras_failure": failure})
+    save("graph_build", {"units": UNITS, "rows": rows, "goal_us_per_layer": 20})
+    return rows
+
+
+if __name__ == "__main__":
+    main(smoke="--smoke" in sys.argv)

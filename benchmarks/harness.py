@@ -1,0 +1,73 @@
+"""The measuring method every benchmark shares.
+
+Contenders are timed side by side in one process: after a warm-up, the
+repetitions alternate between contenders (A B C A B C ...), so a slow moment of
+the machine hits all of them alike. Each figure is the median with its spread
+(min and max); the ratio to the reference is the ratio of medians.
+"""
+
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+THREADS = os.environ.get("NODEWEAVE_BENCH_THREADS", "1")
+RESULTS = Path(__file__).parent / "results"
+
+
+def pin_threads():
+    """Pins every BLAS/OpenMP pool to THREADS; call before importing numpy."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "XLA_FLAGS_THREADS"):
+        os.environ[var] = THREADS
+    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=" + THREADS
+
+
+def machine():
+    import numpy as np
+
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    return {
+        "cores": os.cpu_count(),
+        "threads": int(THREADS),
+        "blas": f"{blas.get('name')} {blas.get('version')}",
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+
+
+def measure(contenders, repeats=7, warmup=1, number=1):
+    """Times each ``{name: fn}`` contender; returns ``{name: {median, min, max}}`` in seconds per call."""
+    samples = {name: [] for name in contenders}
+    for _ in range(warmup):
+        for fn in contenders.values():
+            fn()
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - start) / number)
+    return {name: summarize(values) for name, values in samples.items()}
+
+
+def summarize(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def ratio(result, contender, reference):
+    return result[contender]["median"] / result[reference]["median"]
+
+
+def save(name, payload):
+    """Writes the results as JSON (benchmarks/results/NAME.json) for later comparison."""
+    RESULTS.mkdir(exist_ok=True)
+    payload = {"benchmark": name, "date": time.strftime("%Y-%m-%d %H:%M"), "machine": machine(), **payload}
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=2))
+    return path
+
+
+def row(*cells):
+    print("  ".join(f"{c:>14}" if not isinstance(c, str) else f"{c:>14}" for c in cells))

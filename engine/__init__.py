@@ -1,6 +1,9 @@
-"""nodeweave's graph engine: symbolic tensors, Nodes, layers and models."""
+"""nodeweave's graph engine: symbolic tensors, Nodes, layers, models, training and saving."""
 
+from engine.cloning import clone_model
+from engine.errors import ModelFormatError
 from engine.functional import Functional
+from engine.gradient_check import gradient_check
 from engine.input_layer import Input, InputLayer
 from engine.input_spec import InputSpec
 from engine.keras_tensor import KerasHistory, KerasTensor
@@ -8,6 +11,8 @@ from engine.layer import Layer
 from engine.model import Model
 from engine.module import Module
 from engine.node import Node
+from engine.registry import register_serializable
+from engine.saving import load_model, model_from_json
 from engine.sequential import Sequential
 from engine.variable import Variable
 
@@ -20,8 +25,14 @@ __all__ = [
     "KerasTensor",
     "Layer",
     "Model",
+    "ModelFormatError",
     "Module",
     "Node",
     "Sequential",
     "Variable",
+    "clone_model",
+    "gradient_check",
+    "load_model",
+    "model_from_json",
+    "register_serializable",
 ]

@@ -111,6 +111,17 @@ class Functional(Model):
         specs = [KerasTensor(t.shape, t.dtype) for t in self.plan.outputs]
         return self._pack_outputs(specs)
 
+    def get_config(self):
+        from engine.functional_config import functional_config
+
+        return functional_config(self)
+
+    @classmethod
+    def from_config(cls, config):
+        from engine.functional_config import functional_from_config
+
+        return functional_from_config(cls, config)
+
     def _has_structured_outputs(self):
         return isinstance(self._outputs_struct, (list, tuple, dict))
 

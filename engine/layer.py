@@ -20,6 +20,7 @@ from engine.keras_tensor import KerasTensor
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
 from engine.node import Node
+from engine.registry import register_builtin
 from engine.variable import Variable
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
@@ -80,8 +81,10 @@ class Layer(Module):
         self.activity_regularizer = regularizers.get(activity_regularizer)
 
     def __init_subclass__(cls, **kwargs):
-        # A layer built by hand (layer.build(shape)) is built, as in Keras.
+        # Built-in layers are registered by name; a layer built by hand
+        # (layer.build(shape)) is built, as in Keras.
         super().__init_subclass__(**kwargs)
+        register_builtin(cls)
         if "build" in cls.__dict__:
             build = cls.__dict__["build"]
 
@@ -314,6 +317,7 @@ class Layer(Module):
         shapes = _shapes(inputs)
         self.build(shapes)
         self.built = True
+        self._build_shapes = shapes
 
     def _as_array(self, value):
         if isinstance(value, Variable):

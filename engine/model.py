@@ -1,9 +1,11 @@
 """Model: a layer made of layers. ``Model(inputs, outputs)`` builds a Functional."""
 
+from engine import saving
 from engine.layer import Layer
+from engine.trainer import Trainer
 
 
-class Model(Layer):
+class Model(Trainer, Layer):
     """A layer that groups layers, with the model-level API.
 
     ``Model(inputs=..., outputs=...)`` returns a functional model (see
@@ -23,6 +25,22 @@ class Model(Layer):
 
             return Functional.__new__(Functional)
         return super().__new__(cls)
+
+    def save(self, path):
+        """Writes the model to a ``.nw`` file (see engine.saving)."""
+        saving.save_model(self, path)
+
+    def save_weights(self, path):
+        """Writes the weights to an ``.npz`` file, keyed by weight path."""
+        saving.save_weights(self, path)
+
+    def load_weights(self, path, skip_mismatch=False):
+        """Reads weights written by ``save_weights``; returns what was skipped."""
+        return saving.load_weights(self, path, skip_mismatch=skip_mismatch)
+
+    def to_json(self, **kwargs):
+        """The architecture as JSON; ``engine.model_from_json`` rebuilds it."""
+        return saving.to_json(self, **kwargs)
 
     @property
     def layers(self):

@@ -113,3 +113,26 @@ class Sequential(Functional):
     def _require_built(self, what):
         self._build_if_shape_known()
         super()._require_built(what)
+
+    def get_config(self):
+        from engine.functional_config import serialize_layer
+
+        config = {"name": self.name, "trainable": self.trainable,
+                  "layers": [serialize_layer(layer) for layer in self._stack]}
+        if self._graph_plan is not None:
+            config["build_input_shape"] = list(self._graph_plan.inputs[0].shape)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        from engine.functional_config import _expect, deserialize_layer
+
+        _expect(isinstance(config, dict) and isinstance(config.get("layers"), list),
+                "a Sequential config must be a dict with a list of layers")
+        model = cls([deserialize_layer(entry) for entry in config["layers"]],
+                    trainable=config.get("trainable", True), name=config.get("name"))
+        shape = config.get("build_input_shape")
+        if shape is not None:
+            _expect(isinstance(shape, list), f"build_input_shape must be a list, received {shape!r}")
+            model.build(tuple(shape))
+        return model

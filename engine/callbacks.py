@@ -1,0 +1,278 @@
+"""Callbacks: code that runs at fixed points of fit, evaluate and predict."""
+
+import csv
+import math
+import os
+
+import numpy as np
+
+
+class Callback:
+    """Base class; override the hooks you need. ``self.model`` is the model being trained."""
+
+    def __init__(self):
+        self.model = None
+        self.params = {}
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_params(self, params):
+        self.params = params
+
+    def on_train_begin(self, logs=None): ...
+    def on_train_end(self, logs=None): ...
+    def on_epoch_begin(self, epoch, logs=None): ...
+    def on_epoch_end(self, epoch, logs=None): ...
+    def on_train_batch_begin(self, batch, logs=None): ...
+    def on_train_batch_end(self, batch, logs=None): ...
+    def on_test_begin(self, logs=None): ...
+    def on_test_end(self, logs=None): ...
+    def on_test_batch_begin(self, batch, logs=None): ...
+    def on_test_batch_end(self, batch, logs=None): ...
+    def on_predict_begin(self, logs=None): ...
+    def on_predict_end(self, logs=None): ...
+    def on_predict_batch_begin(self, batch, logs=None): ...
+    def on_predict_batch_end(self, batch, logs=None): ...
+
+
+_HOOKS = [name for name in vars(Callback) if name.startswith("on_")]
+
+
+class CallbackList:
+    """Calls a hook on every callback in order."""
+
+    def __init__(self, callbacks, model, params):
+        self.callbacks = list(callbacks)
+        for callback in self.callbacks:
+            callback.set_model(model)
+            callback.set_params(params)
+
+    def __getattr__(self, name):
+        if name not in _HOOKS:
+            raise AttributeError(name)
+
+        def call_all(*args, **kwargs):
+            for callback in self.callbacks:
+                getattr(callback, name)(*args, **kwargs)
+
+        return call_all
+
+
+class History(Callback):
+    """Records the logs of every epoch in ``history`` (``{"loss": [...], ...}``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.epoch, self.history = [], {}
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for key, value in (logs or {}).items():
+            self.history.setdefault(key, []).append(value)
+
+
+class _Monitor:
+    """Whether a monitored value improved, by ``mode`` (min, max, or auto from its name)."""
+
+    def __init__(self, owner, monitor, mode, min_delta):
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(f"{owner} expects mode 'auto', 'min' or 'max', received {mode!r}.")
+        if mode == "auto":
+            mode = "max" if any(k in monitor for k in ("acc", "auc", "precision", "recall")) else "min"
+        self.owner, self.monitor, self.mode, self.min_delta = owner, monitor, mode, abs(min_delta)
+
+    def value(self, logs):
+        logs = logs or {}
+        if self.monitor not in logs:
+            raise ValueError(
+                f"{self.owner} monitors {self.monitor!r}, which is not in the logs {sorted(logs)}. "
+                "Pass one of those as monitor= (val_ metrics need validation data)."
+            )
+        return logs[self.monitor]
+
+    def improved(self, current, best):
+        if best is None:
+            return True
+        if self.mode == "min":
+            return current < best - self.min_delta
+        return current > best + self.min_delta
+
+
+class EarlyStopping(Callback):
+    """Stops training when ``monitor`` has not improved for ``patience`` epochs."""
+
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
+                 baseline=None, restore_best_weights=False, start_from_epoch=0):
+        super().__init__()
+        self.watch = _Monitor("EarlyStopping", monitor, mode, min_delta)
+        self.patience, self.verbose, self.baseline = patience, verbose, baseline
+        self.restore_best_weights, self.start_from_epoch = restore_best_weights, start_from_epoch
+
+    def on_train_begin(self, logs=None):
+        self.wait, self.stopped_epoch = 0, 0
+        self.best, self.best_weights, self.best_epoch = self.baseline, None, 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch < self.start_from_epoch:
+            return
+        current = self.watch.value(logs)
+        self.wait += 1
+        if self.watch.improved(current, self.best):
+            self.best, self.best_epoch, self.wait = current, epoch, 0
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch and self.verbose:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose:
+                print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
+            self.model.set_weights(self.best_weights)
+
+
+class ModelCheckpoint(Callback):
+    """Saves the model (or its weights) after each epoch, or only when ``monitor`` improved.
+
+    ``filepath`` may hold ``{epoch}`` and log keys (``"model-{epoch:02d}-{val_loss:.2f}.nw"``).
+    """
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
+                 save_weights_only=False, mode="auto"):
+        super().__init__()
+        extension = ".npz" if save_weights_only else ".nw"
+        if not str(filepath).endswith(extension):
+            raise ValueError(
+                f"ModelCheckpoint with save_weights_only={save_weights_only} writes {extension} files; "
+                f"received filepath={filepath!r}."
+            )
+        self.filepath, self.verbose = str(filepath), verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.watch = _Monitor("ModelCheckpoint", monitor, mode, 0)
+        self.best = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.save_best_only:
+            current = self.watch.value(logs)
+            if not self.watch.improved(current, self.best):
+                return
+            self.best = current
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: saving model to {path}")
+        if self.save_weights_only:
+            self.model.save_weights(path)
+        else:
+            self.model.save(path)
+
+
+class LearningRateScheduler(Callback):
+    """Sets the learning rate at each epoch start to ``schedule(epoch, lr)``."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        rate = self.schedule(epoch, float(self.model.optimizer.learning_rate))
+        if not isinstance(rate, (float, int, np.floating)) or not math.isfinite(rate):
+            raise ValueError(f"LearningRateScheduler's schedule must return a finite float, received {rate!r}.")
+        self.model.optimizer.learning_rate = float(rate)
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {rate}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by ``factor`` when ``monitor`` stops improving."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
+                 min_delta=1e-4, cooldown=0, min_lr=0.0):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0, received factor={factor}.")
+        self.watch = _Monitor("ReduceLROnPlateau", monitor, mode, min_delta)
+        self.factor, self.patience, self.verbose = factor, patience, verbose
+        self.cooldown, self.min_lr = cooldown, min_lr
+
+    def on_train_begin(self, logs=None):
+        self.best, self.wait, self.cooldown_counter = None, 0, 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        current = self.watch.value(logs)
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self.watch.improved(current, self.best):
+            self.best, self.wait = current, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old = float(self.model.optimizer.learning_rate)
+                if old > self.min_lr:
+                    new = max(old * self.factor, self.min_lr)
+                    self.model.optimizer.learning_rate = new
+                    if self.verbose:
+                        print(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+                    self.cooldown_counter, self.wait = self.cooldown, 0
+        logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+
+
+class CSVLogger(Callback):
+    """Streams each epoch's logs to a CSV file."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename, self.separator, self.append = str(filename), separator, append
+
+    def on_train_begin(self, logs=None):
+        exists = self.append and os.path.exists(self.filename) and os.path.getsize(self.filename) > 0
+        self.file = open(self.filename, "a" if self.append else "w", newline="")
+        self.writer, self.keys, self.write_header = None, None, not exists
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self.writer is None:
+            self.keys = sorted(logs)
+            self.writer = csv.DictWriter(self.file, fieldnames=["epoch"] + self.keys, delimiter=self.separator)
+            if self.write_header:
+                self.writer.writeheader()
+        self.writer.writerow({"epoch": epoch, **{k: logs.get(k, "NA") for k in self.keys}})
+        self.file.flush()
+
+    def on_train_end(self, logs=None):
+        self.file.close()
+
+
+class TerminateOnNaN(Callback):
+    """Stops training as soon as a batch loss is NaN or infinite."""
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(loss):
+            print(f"Batch {batch}: invalid loss {loss}, terminating training")
+            self.model.stop_training = True
+
+
+class LambdaCallback(Callback):
+    """A callback from functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``."""
+
+    def __init__(self, **hooks):
+        super().__init__()
+        unknown = sorted(set(hooks) - set(_HOOKS))
+        if unknown:
+            raise ValueError(f"LambdaCallback received unknown hooks {unknown}; known hooks: {_HOOKS}.")
+        for name, fn in hooks.items():
+            if fn is not None:
+                setattr(self, name, fn)
+

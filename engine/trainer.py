@@ -1,0 +1,225 @@
+"""compile / fit / evaluate / predict: how a model trains, mixed into Model."""
+
+import math
+
+import numpy as np
+
+from engine.callbacks import CallbackList, History
+from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
+from engine.data_adapter import prepare
+from engine.progress import ProgressLogger
+from engine.utils import random_generator
+
+
+class Trainer:
+    """The training API of models (Keras 3 names and defaults)."""
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None):
+        """Sets the optimizer, the loss(es) and the metrics used by fit and evaluate.
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(4,))
+            >>> model = Model(x, Dense(3, activation="softmax")(x))
+            >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        """
+        from engine import optimizers
+
+        self.optimizer = optimizers.get(optimizer)
+        self.compiled_loss = CompiledLoss(self, loss, loss_weights)
+        self.compiled_metrics = CompiledMetrics(self, metrics, self.compiled_loss)
+        self.stop_training = False
+        self._compile_config = compile_config(self.optimizer, loss, metrics, loss_weights)
+
+    def _require_compiled(self, what):
+        if getattr(self, "compiled_loss", None) is None:
+            raise RuntimeError(
+                f"You must call compile() on model {self.name!r} before {what}(): "
+                "model.compile(optimizer=..., loss=...)."
+            )
+
+    # -------------------------------------------------------------- one batch
+    def _train_batch(self, batch):
+        outputs, tape = self.plan.forward(batch.x, training=True)
+        total, per_output, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
+        total += tape.activity_loss + sum(self.losses)
+        _, weight_grads = self.plan.backward(tape, grads)
+        variables = [v for v in self.trainable_weights if v in weight_grads or v.regularizer is not None]
+        gradients = []
+        for variable in variables:
+            grad = weight_grads.get(variable)
+            if variable.regularizer is not None:
+                penalty = variable.regularizer.gradient(variable.value)
+                grad = penalty if grad is None else grad + penalty
+            gradients.append(grad)
+        self._apply_atomically(gradients, variables)
+        self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
+        return total, per_output, len(batch.x[0])
+
+    def _apply_atomically(self, gradients, variables):
+        """Applies one optimizer step; an exception midway restores every weight."""
+        saved = [v.value.copy() for v in variables]
+        try:
+            self.optimizer.apply(gradients, variables)
+        except BaseException:
+            for variable, value in zip(variables, saved):
+                variable.value = value
+            raise
+
+    def _test_batch(self, batch):
+        outputs = self.plan.run(batch.x, training=False)
+        total, per_output, _ = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights, with_gradients=False)
+        total += sum(self.losses)
+        self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
+        return total, per_output, len(batch.x[0])
+
+    # ----------------------------------------------------------------- loops
+    def fit(self, x=None, y=None, batch_size=32, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0):
+        """Trains the model; returns a History whose ``history`` holds per-epoch logs."""
+        self._require_compiled("fit")
+        data = prepare(self, x, y, sample_weight, class_weight)
+        self.compiled_loss.check_targets(data.y, self)
+        validation = None
+        if validation_data is not None:
+            validation = prepare(self, *validation_data)
+            self.compiled_loss.check_targets(validation.y, self)
+        elif validation_split:
+            data, validation = data.split(validation_split)
+        history = History()
+        extra = [ProgressLogger(_verbosity(verbose))] if _verbosity(verbose) else []
+        steps = math.ceil(data.size / batch_size)
+        callback_list = CallbackList(
+            [history, *(callbacks or []), *extra], self,
+            {"epochs": epochs, "steps": steps, "batch_size": batch_size, "samples": data.size},
+        )
+        self.stop_training = False
+        rng = random_generator()
+        callback_list.on_train_begin()
+        for epoch in range(initial_epoch, epochs):
+            tracker = _LossTracker(self.compiled_loss.names)
+            self.compiled_metrics.reset()
+            callback_list.on_epoch_begin(epoch)
+            for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
+                callback_list.on_train_batch_begin(step)
+                tracker.add(*self._train_batch(batch))
+                callback_list.on_train_batch_end(step, {**tracker.logs(), **self.compiled_metrics.results()})
+                if self.stop_training:
+                    break
+            logs = {**tracker.logs(), **self.compiled_metrics.results()}
+            if validation is not None:
+                val_logs = self._evaluate_data(validation, batch_size)
+                logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            callback_list.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        callback_list.on_train_end()
+        return history
+
+    def _evaluate_data(self, data, batch_size, callback_list=None):
+        tracker = _LossTracker(self.compiled_loss.names)
+        self.compiled_metrics.reset()
+        for step, batch in enumerate(data.batches(batch_size)):
+            if callback_list:
+                callback_list.on_test_batch_begin(step)
+            tracker.add(*self._test_batch(batch))
+            if callback_list:
+                callback_list.on_test_batch_end(step, tracker.logs())
+        return {**tracker.logs(), **self.compiled_metrics.results()}
+
+    def evaluate(self, x=None, y=None, batch_size=32, verbose="auto", sample_weight=None,
+                 callbacks=None, return_dict=False):
+        """Returns the loss (and metrics) on the data: a float, a list, or a dict."""
+        self._require_compiled("evaluate")
+        data = prepare(self, x, y, sample_weight)
+        self.compiled_loss.check_targets(data.y, self)
+        callback_list = CallbackList(callbacks or [], self, {"steps": math.ceil(data.size / batch_size)})
+        callback_list.on_test_begin()
+        logs = self._evaluate_data(data, batch_size, callback_list)
+        callback_list.on_test_end(logs)
+        if _verbosity(verbose):
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=32, verbose="auto", callbacks=None):
+        """Runs the model over ``x`` in batches; returns outputs in the model's output structure."""
+        data = prepare(self, x)
+        callback_list = CallbackList(callbacks or [], self, {"steps": math.ceil(data.size / batch_size)})
+        callback_list.on_predict_begin()
+        chunks = []
+        for step, batch in enumerate(data.batches(batch_size)):
+            callback_list.on_predict_batch_begin(step)
+            chunks.append(self.plan.run(batch.x, training=False))
+            callback_list.on_predict_batch_end(step, {"outputs": chunks[-1]})
+        callback_list.on_predict_end()
+        flat = [np.concatenate(parts) for parts in zip(*chunks)]
+        return self._pack_outputs(flat)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One optimizer step on one batch; returns its loss (and metrics)."""
+        self._require_compiled("train_on_batch")
+        data = prepare(self, x, y, sample_weight, class_weight)
+        self.compiled_loss.check_targets(data.y, self)
+        self.compiled_metrics.reset()
+        tracker = _LossTracker(self.compiled_loss.names)
+        tracker.add(*self._train_batch(data))
+        return _batch_result({**tracker.logs(), **self.compiled_metrics.results()}, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """Loss (and metrics) on one batch, without training."""
+        self._require_compiled("test_on_batch")
+        data = prepare(self, x, y, sample_weight)
+        self.compiled_metrics.reset()
+        tracker = _LossTracker(self.compiled_loss.names)
+        tracker.add(*self._test_batch(data))
+        return _batch_result({**tracker.logs(), **self.compiled_metrics.results()}, return_dict)
+
+    def predict_on_batch(self, x):
+        """The model's outputs on one batch."""
+        return self._pack_outputs(self.plan.run(prepare(self, x).x, training=False))
+
+
+class _LossTracker:
+    """Running means of the total loss and of each output's loss, weighted by batch size."""
+
+    def __init__(self, names):
+        self.names = names
+        self.count, self.total = 0, 0.0
+        self.per_output = [0.0] * len(names)
+
+    def add(self, total, per_output, size):
+        self.count += size
+        self.total += total * size
+        for index, value in enumerate(per_output):
+            if value is not None:
+                self.per_output[index] += value * size
+
+    def logs(self):
+        count = max(self.count, 1)
+        logs = {"loss": self.total / count}
+        if len(self.names) > 1:
+            logs.update({f"{n}_loss": v / count for n, v in zip(self.names, self.per_output)})
+        return logs
+
+
+def _verbosity(verbose):
+    if verbose == "auto":
+        return 1
+    if verbose not in (0, 1, 2):
+        raise ValueError(f"verbose must be 'auto', 0, 1 or 2, received {verbose!r}.")
+    return verbose
+
+
+def _batch_result(logs, return_dict):
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+

@@ -18,12 +18,9 @@ from engine.registry import custom_object_scope, lookup, registered_name
 
 def serialize_layer(layer):
     """``{"class_name", "name", "config", "build_config"}`` for one layer."""
-    name = registered_name(type(layer))
-    if name is None:
-        raise ValueError(
-            f"Layer {layer.name!r} is a {type(layer).__name__}, which is not registered, so it cannot be "
-            "serialized. Decorate the class with @engine.register_serializable(package='my_pkg')."
-        )
+    # An unregistered class is written by its class name; loading it then needs
+    # custom_objects={"ClassName": cls}.
+    name = registered_name(type(layer)) or type(layer).__name__
     entry = {"class_name": name, "name": layer.name, "config": layer.get_config()}
     if getattr(layer, "_build_shapes", None) is not None:
         entry["build_config"] = {"input_shape": layer._build_shapes}

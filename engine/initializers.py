@@ -202,6 +202,8 @@ _ALIASES = {
     "constant": "Constant",
     "random_normal": "RandomNormal",
     "random_uniform": "RandomUniform",
+    "uniform": "RandomUniform",
+    "normal": "RandomNormal",
     "variance_scaling": "VarianceScaling",
     "glorot_uniform": "GlorotUniform",
     "glorot_normal": "GlorotNormal",

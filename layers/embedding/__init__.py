@@ -1,0 +1,3 @@
+from layers.embedding.embedding import Embedding
+
+__all__ = ["Embedding"]

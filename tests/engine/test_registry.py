@@ -1,0 +1,44 @@
+import pytest
+
+from engine import Layer, register_serializable
+from engine.registry import custom_object_scope, lookup, registered_name
+from layers import Dense
+
+
+def test_builtin_layers_are_registered_by_class_name():
+    assert lookup("Dense") is Dense
+    assert registered_name(Dense) == "Dense"
+    assert lookup("BinaryOp").__module__ == "engine.ops"
+
+
+def test_unknown_type_lists_known_types_and_the_closest_match():
+    with pytest.raises(ValueError) as info:
+        lookup("Dens")
+    message = str(info.value)
+    assert message.startswith("Unknown layer type: 'Dens' (known types: Activation, ")
+    assert "Dense" in message and message.endswith("Did you mean 'Dense'?")
+
+
+def test_user_classes_register_with_a_package_and_only_once():
+    @register_serializable(package="test_pkg")
+    class Doubler(Layer):
+        def call(self, inputs):
+            return inputs * 2.0
+
+    assert lookup("test_pkg>Doubler") is Doubler
+    assert registered_name(Doubler) == "test_pkg>Doubler"
+    with pytest.raises(ValueError, match="'test_pkg>Doubler' is already registered"):
+        @register_serializable(package="test_pkg")
+        class Doubler(Layer):  # noqa: F811
+            pass
+
+
+def test_custom_objects_scope():
+    class Local(Layer):
+        pass
+
+    with pytest.raises(ValueError, match="Unknown layer type: 'Local'"):
+        lookup("Local")
+    with custom_object_scope({"Local": Local}):
+        assert lookup("Local") is Local
+    assert lookup("Local", custom_objects={"Local": Local}) is Local

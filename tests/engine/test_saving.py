@@ -1,0 +1,252 @@
+"""Model files, weight files and JSON: round trips, atomic writes, hostile files."""
+
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import Input, Layer, Model, ModelFormatError, Sequential, load_model, model_from_json, register_serializable
+from engine import saving
+from layers import Activation, Dense
+
+
+def _model():
+    a = Input(shape=(3,), name="a")
+    b = Input(shape=(3,), name="b")
+    shared = Dense(4, name="shared")
+    inner_in = Input(shape=(4,), name="inner_in")
+    inner = Model(inner_in, Dense(2, name="dense")(inner_in), name="inner")
+    merged = shared(a) + shared(b) * 2.0
+    return Model(inputs={"a": a, "b": b}, outputs=[inner(merged), Activation("sigmoid", name="dense_out")(merged[:, 1:])], name="m")
+
+
+DATA = {"a": np.random.default_rng(0).normal(size=(5, 3)), "b": np.random.default_rng(1).normal(size=(5, 3))}
+
+
+def _assert_same_predictions(first, second, data=DATA):
+    for x, y in zip(first(data), second(data)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_file_round_trip_is_bit_for_bit(tmp_path):
+    model = _model()
+    path = tmp_path / "m.nw"
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        assert sorted(archive.namelist()) == ["config.json", "metadata.json", "weights.npz"]
+        metadata = json.loads(archive.read("metadata.json"))
+    assert metadata["format_version"] == 1 and "nodeweave_version" in metadata and "date_saved" in metadata
+    loaded = load_model(path)
+    _assert_same_predictions(model, loaded)
+    assert len(loaded.get_layer("shared").inbound_nodes) == 2
+
+
+def test_weight_paths_are_qualified_by_nested_model():
+    assert sorted(saving.weight_paths(_model())) == [
+        "inner/dense/bias", "inner/dense/kernel", "shared/bias", "shared/kernel"]
+
+
+def test_json_round_trip_has_fresh_weights_and_same_graph():
+    model = _model()
+    rebuilt = model_from_json(model.to_json())
+    assert [l.name for l in rebuilt.layers] == [l.name for l in model.layers]
+    rebuilt.set_weights(model.get_weights())
+    _assert_same_predictions(model, rebuilt)
+    with pytest.raises(ModelFormatError, match="The model JSON is malformed"):
+        model_from_json("{not json")
+
+
+def test_sequential_files_with_and_without_input(tmp_path):
+    for index, model in enumerate([Sequential([Input(shape=(4,)), Dense(3), Dense(1)]),
+                                   Sequential([Dense(3, input_shape=(4,)), Activation("relu")])]):
+        path = tmp_path / f"s{index}.nw"
+        model.save(path)
+        x = np.random.rand(2, 4)
+        np.testing.assert_array_equal(load_model(path)(x), model(x))
+
+
+def test_weights_files_match_by_path_and_report_mismatches(tmp_path):
+    model = _model()
+    path = tmp_path / "w.npz"
+    model.save_weights(path)
+    other = _model()
+    assert other.load_weights(path) == []
+    _assert_same_predictions(model, other)
+
+    x = Input(shape=(3,), name="a")
+    partial = Model(x, Dense(4, name="shared")(x))
+    with pytest.raises(ModelFormatError, match="has weight 'inner/dense/kernel', which the model does not have"):
+        partial.load_weights(path)
+    skipped = partial.load_weights(path, skip_mismatch=True)
+    assert any("inner/dense/kernel" in s for s in skipped)
+    np.testing.assert_array_equal(partial.get_layer("shared").kernel.value, model.get_layer("shared").kernel.value)
+
+    y = Input(shape=(5,), name="a")
+    wrong = Model(y, Dense(4, name="shared")(y))
+    with pytest.raises(ModelFormatError, match=r"weight 'shared/kernel' has shape \(5, 4\) in the model but \(3, 4\)"):
+        wrong.load_weights(path)
+
+
+def test_extensions_are_checked(tmp_path):
+    with pytest.raises(ValueError, match=r"save\(\) writes and reads .nw files"):
+        _model().save(tmp_path / "m.h5")
+    with pytest.raises(ValueError, match=r"save_weights\(\) writes and reads .npz files"):
+        _model().save_weights(tmp_path / "m.nw")
+
+
+@pytest.mark.parametrize("failing", ["writestr", "fsync", "replace"])
+def test_a_failed_save_leaves_the_previous_file_intact(tmp_path, monkeypatch, failing):
+    path = tmp_path / "m.nw"
+    first = _model()
+    first.save(path)
+    before = path.read_bytes()
+
+    def boom(*args, **kwargs):
+        raise OSError(f"simulated failure in {failing}")
+
+    target = {"writestr": (zipfile.ZipFile, "writestr"), "fsync": (os, "fsync"), "replace": (os, "replace")}[failing]
+    monkeypatch.setattr(*target, boom)
+    with pytest.raises(OSError, match="simulated failure"):
+        _model().save(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.nw"]  # no temporary file left behind
+    _assert_same_predictions(first, load_model(path))
+
+
+def test_custom_layers_by_decorator_and_by_custom_objects(tmp_path):
+    @register_serializable(package="saving_tests")
+    class Scale(Layer):
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+        def call(self, inputs):
+            return inputs * 3.0
+
+    class Shift(Layer):
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+        def call(self, inputs):
+            return inputs + 1.0
+
+    x = Input(shape=(2,))
+    Model(x, Scale()(x)).save(tmp_path / "scale.nw")
+    np.testing.assert_array_equal(load_model(tmp_path / "scale.nw")(np.ones((1, 2))), [[3.0, 3.0]])
+
+    Model(x, Shift()(x)).save(tmp_path / "shift.nw")
+    with pytest.raises(ModelFormatError, match="Unknown layer type: 'Shift'"):
+        load_model(tmp_path / "shift.nw")
+    loaded = load_model(tmp_path / "shift.nw", custom_objects={"Shift": Shift})
+    np.testing.assert_array_equal(loaded(np.ones((1, 2))), [[2.0, 2.0]])
+
+
+# ------------------------------------------------------------- hostile files
+def _archive(files):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def valid_file(tmp_path_factory):
+    x = Input(shape=(3,), name="x")
+    model = Model(x, Dense(2, name="d")(Dense(3, name="h")(x) * 2.0))
+    path = tmp_path_factory.mktemp("valid") / "model.nw"
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}, path.read_bytes()
+
+
+def _load_bytes(tmp_path, content):
+    path = tmp_path / "candidate.nw"
+    path.write_bytes(content)
+    return load_model(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f, raw: raw[: len(raw) // 2], "not a zip archive"),
+    (lambda f, raw: b"plain text, not a model", "not a zip archive"),
+    (lambda f, raw: _archive({**f, "config.json": b"{broken"}), "config.json .* is not valid JSON"),
+    (lambda f, raw: _archive({k: v for k, v in f.items() if k != "weights.npz"}), "has no weights.npz"),
+    (lambda f, raw: _archive({**f, "metadata.json": b'{"format_version": 99}'}), "format version 99"),
+    (lambda f, raw: _archive({**f, "weights.npz": b"junk"}), "arrays in .* cannot be read"),
+])
+def test_hostile_files_raise_one_documented_error(tmp_path, valid_file, change, message):
+    files, raw = valid_file
+    with pytest.raises(ModelFormatError, match=message):
+        _load_bytes(tmp_path, change(files, raw))
+
+
+def test_pickled_arrays_are_refused(tmp_path, valid_file):
+    files, _ = valid_file
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([object()], dtype=object), allow_pickle=True)
+    weights = io.BytesIO()
+    with zipfile.ZipFile(weights, "w") as npz:
+        npz.writestr("d/kernel.npy", buffer.getvalue())
+    with pytest.raises(ModelFormatError, match="cannot be read"):
+        _load_bytes(tmp_path, _archive({**files, "weights.npz": weights.getvalue()}))
+
+
+def _mutate_json(value, data):
+    """Drops keys, changes types, adds unknown keys somewhere in a JSON value."""
+    if isinstance(value, dict) and value:
+        key = data.draw(st.sampled_from(sorted(value)))
+        action = data.draw(st.sampled_from(["drop", "retype", "unknown", "recurse"]))
+        value = dict(value)
+        if action == "drop":
+            value.pop(key)
+        elif action == "retype":
+            value[key] = data.draw(st.sampled_from([None, 0, -1, 1.5, "x", [], {}, [["x", 0, 0]], True]))
+        elif action == "unknown":
+            value["unexpected_" + key] = data.draw(st.sampled_from([1, "y", None, [1]]))
+        else:
+            value[key] = _mutate_json(value[key], data)
+        return value
+    if isinstance(value, list) and value:
+        index = data.draw(st.integers(0, len(value) - 1))
+        value = list(value)
+        if data.draw(st.booleans()):
+            value[index] = _mutate_json(value[index], data)
+        else:
+            value.pop(index)
+        return value
+    return data.draw(st.sampled_from([None, 0, "z", [], {}, -7, 2.5]))
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mutated_configs_either_load_or_raise_the_documented_error(tmp_path_factory, valid_file, data):
+    files, _ = valid_file
+    config = json.loads(files["config.json"])
+    mutated = _mutate_json(config, data)
+    content = _archive({**files, "config.json": json.dumps(mutated).encode()})
+    try:
+        _load_bytes(tmp_path_factory.mktemp("m"), content)
+    except ModelFormatError as error:
+        assert str(error)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_corrupted_bytes_either_load_or_raise_the_documented_error(tmp_path_factory, valid_file, data):
+    _, raw = valid_file
+    raw = bytearray(raw)
+    if data.draw(st.booleans()):
+        raw = raw[: data.draw(st.integers(0, len(raw)))]
+    else:
+        for _ in range(data.draw(st.integers(1, 8))):
+            position = data.draw(st.integers(0, len(raw) - 1))
+            raw[position] ^= data.draw(st.integers(1, 255))
+    try:
+        _load_bytes(tmp_path_factory.mktemp("b"), bytes(raw))
+    except ModelFormatError as error:
+        assert str(error)

@@ -58,6 +58,8 @@ class Layer(Module):
     #: Bounds on the number of input tensors (Caffe's Min/MaxBottomBlobs); None means no bound.
     min_inputs = None
     max_inputs = None
+    #: Whether the layer passes its input's mask on unchanged (Dense, Dropout, ...).
+    supports_masking = False
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         unknown = set(kwargs) - _ALLOWED_KWARGS
@@ -220,6 +222,12 @@ class Layer(Module):
     def compute_output_shape(self, input_shape):
         """Output shape(s) for the given input shape(s); ``None`` is an unknown size."""
         raise NotImplementedError
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs (a boolean array, e.g. over time steps), given
+        the inputs and their mask. By default the input mask passes through when
+        ``supports_masking``, and is dropped otherwise."""
+        return mask if self.supports_masking else None
 
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when

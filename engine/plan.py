@@ -11,13 +11,14 @@ plan in reverse and sums gradients where a tensor fans out and across the calls
 of a shared layer.
 """
 
+import inspect
 import weakref
 
 import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
-from engine.layer import _accepts_training
+from engine.layer import Layer, _accepts_training
 
 # InputLayer -> the functional models that take its tensor as an input, so that a
 # tensor made inside a nested model can be reached through that model's call.
@@ -31,7 +32,7 @@ class Step:
     slots it is the last reader of."""
 
     __slots__ = ("node", "layer", "in_slots", "out_slots", "free_slots", "kind",
-                 "passes_training", "template", "tensor_positions", "n_grad_inputs")
+                 "passes_training", "passes_mask", "template", "tensor_positions", "n_grad_inputs")
 
     def __init__(self, node, in_slots, out_slots):
         self.node = node
@@ -40,6 +41,7 @@ class Step:
         self.out_slots = out_slots
         self.free_slots = []
         self.passes_training = _accepts_training(type(self.layer))
+        self.passes_mask = "mask" in inspect.signature(type(self.layer).call).parameters
         args, kwargs = node.call_args, node.call_kwargs
         first = args[0] if args else None
         if len(args) == 1 and not kwargs and isinstance(first, KerasTensor):
@@ -54,6 +56,23 @@ class Step:
         self.tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, KerasTensor)]
         # Gradients flow into the tensors of the first argument (`inputs`).
         self.n_grad_inputs = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
+
+    def input_mask(self, masks, kwargs):
+        """The mask of the step's inputs (one, a list, or None when they carry none)."""
+        if "mask" in kwargs:
+            return kwargs["mask"]
+        in_masks = [masks[s] for s in self.in_slots[: self.n_grad_inputs]]
+        if all(m is None for m in in_masks):
+            return None
+        return in_masks[0] if self.kind == _SINGLE else in_masks
+
+    def store_masks(self, masks, inputs, mask):
+        """Writes the masks of the step's outputs (``layer.compute_mask``)."""
+        computed = self.layer.compute_mask(inputs, mask)
+        if not isinstance(computed, (list, tuple)):
+            computed = [computed] * len(self.out_slots)
+        for slot, out_mask in zip(self.out_slots, computed):
+            masks[slot] = out_mask
 
     def gather(self, values):
         """Returns (inputs, extra_args, kwargs) with arrays in place of tensors."""
@@ -97,6 +116,8 @@ class ExecutionPlan:
         self.output_slots = [self.slot_of[id(self._resolve(t))] for t in self.outputs]
         self._plan_frees()
         self.layers = self._unique_layers()
+        # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...).
+        self.uses_masks = any(type(s.layer).compute_mask is not Layer.compute_mask for s in self.steps)
 
     # --------------------------------------------------------------- mapping
     def _resolve(self, tensor):
@@ -199,13 +220,20 @@ class ExecutionPlan:
         """Inference: flat input arrays in, flat output arrays out."""
         values = [None] * len(self.tensors)
         values[: len(arrays)] = arrays
+        masks = [None] * len(self.tensors) if self.uses_masks else None
         for step in self.steps:
             inputs, extra, kwargs = step.gather(values)
+            if masks is not None:
+                mask = step.input_mask(masks, kwargs)
+                if mask is not None and step.passes_mask:
+                    kwargs = {**kwargs, "mask": mask}
             if step.passes_training:
                 out = step.layer.call(inputs, *extra, training=training, **kwargs)
             else:
                 out = step.layer.call(inputs, *extra, **kwargs)
             _store(values, step.out_slots, out)
+            if masks is not None:
+                step.store_masks(masks, inputs, mask)
             for slot in step.free_slots:
                 values[slot] = None
         return [values[slot] for slot in self.output_slots]
@@ -216,9 +244,16 @@ class ExecutionPlan:
         values = [None] * len(self.tensors)
         values[: len(arrays)] = arrays
         tape = Tape(len(self.steps), len(self.tensors))
+        masks = [None] * len(self.tensors) if self.uses_masks else None
         for index, step in enumerate(self.steps):
             inputs, extra, kwargs = step.gather(values)
+            if masks is not None:
+                mask = step.input_mask(masks, kwargs)
+                if mask is not None and step.passes_mask:
+                    kwargs = {**kwargs, "mask": mask}
             out, cache = step.layer.forward(inputs, *extra, training=training, **kwargs)
+            if masks is not None:
+                step.store_masks(masks, inputs, mask)
             tape.caches[index] = cache
             if isinstance(cache, Tape):
                 tape.activity_loss += cache.activity_loss

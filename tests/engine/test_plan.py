@@ -91,3 +91,43 @@ def test_unused_output_of_a_step_gets_zero_gradient():
     outputs, tape = model.plan.forward([np.ones((1, 2))])
     grads, _ = model.plan.backward(tape, [np.ones((1, 2))])
     np.testing.assert_array_equal(grads[0], [[2.0, 2.0]])
+
+
+def test_masks_flow_from_the_layer_that_makes_them_to_the_layers_that_take_them():
+    from layers.embedding import Embedding
+
+    seen = []
+
+    class PassThrough(Layer):
+        supports_masking = True
+
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+        def call(self, inputs):
+            return inputs
+
+    class MaskedMean(Layer):
+        def compute_output_shape(self, input_shape):
+            return (input_shape[0], input_shape[2])
+
+        def call(self, inputs, mask=None):
+            seen.append(mask)
+            weights = mask[..., None].astype(inputs.dtype)
+            return (inputs * weights).sum(axis=1) / weights.sum(axis=1)
+
+    ids = Input(shape=(4,), dtype="int32")
+    model = Model(ids, MaskedMean()(PassThrough()(Embedding(10, 3, mask_zero=True)(ids))))
+    assert model.plan.uses_masks
+    tokens = np.array([[1, 2, 0, 0], [3, 0, 0, 0]], "int32")
+    out = model(tokens)
+    np.testing.assert_array_equal(seen[0], tokens != 0)
+    table = model.layers[1].embeddings.value
+    np.testing.assert_allclose(out[1], table[3], rtol=1e-6)
+    model.plan.forward([tokens])  # the training path passes masks too
+    np.testing.assert_array_equal(seen[1], tokens != 0)
+
+
+def test_models_without_mask_makers_skip_mask_bookkeeping():
+    x = Input(shape=(2,))
+    assert not Model(x, Dense(1)(x)).plan.uses_masks

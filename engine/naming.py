@@ -9,7 +9,7 @@ _counts = {}
 @functools.lru_cache(maxsize=None)
 def to_snake_case(name: str) -> str:
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def unique_name(base: str) -> str:

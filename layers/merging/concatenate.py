@@ -1,0 +1,75 @@
+"""Concatenate: joins its inputs along one axis."""
+
+import numpy as np
+
+from engine import Layer
+
+
+class Concatenate(Layer):
+    """Concatenates a list of inputs along ``axis``; all other axes must match.
+
+    Args:
+        axis: the concatenation axis (negative counts from the end).
+
+    Example:
+        >>> import numpy as np
+        >>> Concatenate()([np.ones((2, 3)), np.zeros((2, 1))]).shape
+        (2, 4)
+    """
+
+    min_inputs = 2
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+            raise ValueError(
+                f"Received an invalid value for `axis`, expected an integer. Received: axis={axis!r}"
+            )
+        self.axis = int(axis)
+
+    def build(self, input_shape):
+        self.compute_output_shape(input_shape)
+
+    def compute_output_shape(self, input_shape):
+        shapes = [tuple(s) for s in input_shape]
+        mismatch = (
+            "A `Concatenate` layer requires inputs with matching shapes except for the "
+            f"concatenation axis. Received: input_shape={shapes}"
+        )
+        ranks = {len(s) for s in shapes}
+        if len(ranks) != 1:
+            raise ValueError(mismatch)
+        rank = ranks.pop()
+        if not -rank <= self.axis < rank:
+            raise ValueError(
+                f"Layer {self.name!r} (Concatenate) received axis={self.axis}, which is out of range "
+                f"for inputs of rank {rank}. Received: input_shape={shapes}"
+            )
+        axis = self.axis % rank
+        output_shape = []
+        for index, sizes in enumerate(zip(*shapes)):
+            if index == axis:
+                output_shape.append(None if None in sizes else sum(sizes))
+                continue
+            known = set(sizes) - {None}
+            if len(known) > 1:
+                raise ValueError(mismatch)
+            output_shape.append(known.pop() if known else None)
+        return tuple(output_shape)
+
+    def call(self, inputs, training=False):
+        return np.concatenate(inputs, axis=self.axis)
+
+    def backward(self, cache, grad_outputs):
+        ends = np.cumsum([x.shape[self.axis] for x in cache])
+        return np.split(grad_outputs, ends[:-1], axis=self.axis), {}
+
+    def get_config(self):
+        config = super().get_config()
+        config["axis"] = self.axis
+        return config
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Functional interface to ``Concatenate``: ``Concatenate(axis, **kwargs)(inputs)``."""
+    return Concatenate(axis=axis, **kwargs)(inputs)

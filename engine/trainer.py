@@ -58,12 +58,17 @@ class Trainer:
         return total, per_output, len(batch.x[0])
 
     def _apply_atomically(self, gradients, variables):
-        """Applies one optimizer step; an exception midway restores every weight."""
-        saved = [v.value.copy() for v in variables]
+        """Applies one optimizer step; an exception midway (even a KeyboardInterrupt)
+        restores every weight and every optimizer slot. Optimizers replace the
+        arrays they update and never write into them, so keeping references is
+        enough."""
+        self.optimizer.build(self.trainable_weights)
+        state = list(variables) + self.optimizer.variables
+        saved = [v.value for v in state]
         try:
             self.optimizer.apply(gradients, variables)
         except BaseException:
-            for variable, value in zip(variables, saved):
+            for variable, value in zip(state, saved):
                 variable.value = value
             raise
 

@@ -1,0 +1,31 @@
+"""Optimizers that update layer weights from their gradients, and learning-rate schedules."""
+
+from engine.optimizers import schedules
+from engine.optimizers.adagrad import Adagrad
+from engine.optimizers.adam import Adam
+from engine.optimizers.adamax import Adamax
+from engine.optimizers.adamw import AdamW
+from engine.optimizers.base import Optimizer
+from engine.optimizers.nadam import Nadam
+from engine.optimizers.rmsprop import RMSprop
+from engine.optimizers.sgd import SGD
+from engine.serialization import deserialize, serialize
+
+_CLASSES = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam)}
+_ALIASES = {name.lower(): name for name in _CLASSES}
+
+
+def get(identifier):
+    """Returns an optimizer from a name (``"adam"``), a config dict or an optimizer.
+
+    Example:
+        >>> get("adam").learning_rate
+        0.001
+    """
+    if isinstance(identifier, Optimizer):
+        return identifier
+    return deserialize("optimizer", identifier, _CLASSES, _ALIASES)
+
+
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Adamax", "Nadam", "Optimizer", "RMSprop", "get", "schedules",
+           "serialize"]

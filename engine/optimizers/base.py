@@ -1,0 +1,261 @@
+"""The optimizer template: clip the gradients, decay the weights, update each
+weight with its slots, apply constraints, count the step."""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from engine.naming import to_snake_case, unique_name
+from engine.optimizers import schedules
+from engine.serialization import serialize
+from engine.variable import Variable
+
+
+class Optimizer:
+    """Base class: subclasses create their per-weight slots in ``_create_slots``
+    and update one weight in ``update_step``.
+
+    Args:
+        learning_rate: A non-negative float or a ``LearningRateSchedule``.
+        weight_decay: If set, each weight ``w`` becomes
+            ``w - w * weight_decay * learning_rate`` before its update.
+        clipnorm: If set, each gradient is rescaled so its L2 norm is at most this.
+        clipvalue: If set, each gradient is clipped to ``[-clipvalue, clipvalue]``.
+        global_clipnorm: If set, all gradients are rescaled together so their
+            joint L2 norm is at most this.
+        name: Prefix of the slot paths; ``"sgd"``, ``"adam_1"``, ... by default.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine.optimizers import SGD
+        >>> from engine.variable import Variable
+        >>> w = Variable(np.ones(2, "float32"), "w", "dense/w")
+        >>> SGD(learning_rate=0.5).apply_gradients([(np.ones(2, "float32"), w)])
+        >>> w.value
+        array([0.5, 0.5], dtype=float32)
+    """
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name=None, **kwargs):
+        if kwargs:
+            raise ValueError(
+                f"Argument(s) not recognized by {type(self).__name__}: {kwargs}. Supported arguments: learning_rate, "
+                "weight_decay, clipnorm, clipvalue, global_clipnorm, name and the optimizer's own hyperparameters."
+            )
+        if sum(arg is not None for arg in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                f"Received: clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}"
+            )
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.weight_decay = weight_decay
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self.built = False
+        self._trainable_variables = []
+        self._indices = {}
+        self._iterations = Variable(np.array(0, "int64"), "iteration", f"{self.name}/iteration", trainable=False)
+        self._variables = [self._iterations]
+        if isinstance(learning_rate, (dict, schedules.LearningRateSchedule)):
+            self._learning_rate = schedules.get(learning_rate)
+        else:
+            self._learning_rate = Variable(np.array(self._checked_learning_rate(learning_rate), "float64"),
+                                           "learning_rate", f"{self.name}/learning_rate", trainable=False)
+            self._variables.append(self._learning_rate)
+
+    def _checked_learning_rate(self, value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0 or math.isinf(value):
+            raise ValueError(
+                f"{type(self).__name__} expects `learning_rate` to be a non-negative float or a "
+                f"LearningRateSchedule. Received: learning_rate={value!r}"
+            )
+        return float(value)
+
+    @property
+    def iterations(self) -> int:
+        """How many times ``apply`` has updated the weights."""
+        return int(self._iterations.value)
+
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate for the next update (the schedule's value at ``iterations``)."""
+        if isinstance(self._learning_rate, schedules.LearningRateSchedule):
+            return float(self._learning_rate(self.iterations))
+        return float(self._learning_rate.value)
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if isinstance(self._learning_rate, schedules.LearningRateSchedule):
+            raise TypeError(
+                "This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` constructor "
+                "argument, hence its learning rate is not settable. If you need the learning rate to be settable, "
+                "you should instantiate the optimizer with a float `learning_rate` argument."
+            )
+        self._learning_rate.value = np.array(self._checked_learning_rate(value), "float64")
+
+    @property
+    def variables(self) -> list:
+        """The optimizer's state in Keras' order: the iteration count, the
+        learning rate (unless it is a schedule), then the slots."""
+        return list(self._variables)
+
+    def build(self, variables):
+        """Creates the slots for ``variables``; later calls do nothing."""
+        if self.built:
+            return
+        self._trainable_variables = list(variables)
+        self._indices = {id(variable): i for i, variable in enumerate(self._trainable_variables)}
+        self._create_slots(self._trainable_variables)
+        self.built = True
+
+    def _create_slots(self, variables):
+        """Subclasses add their per-weight state here with ``_add_slots``."""
+
+    def _add_slots(self, variables, *names, initial_value=0.0):
+        """One slot per name for each weight, interleaved weight by weight as
+        Keras orders them; returns one list per name, indexed like ``variables``."""
+        slots = [[] for _ in names]
+        for variable in variables:
+            for name, column in zip(names, slots):
+                slot_name = f"{variable.path.replace('/', '_')}_{name}"
+                slot = Variable(np.full(variable.shape, initial_value, variable.dtype), slot_name,
+                                f"{self.name}/{slot_name}", trainable=False)
+                column.append(slot)
+                self._variables.append(slot)
+        return slots
+
+    def _slot(self, slots, variable):
+        return slots[self._indices[id(variable)]]
+
+    def apply_gradients(self, grads_and_vars):
+        """Applies one update from ``(gradient, variable)`` pairs."""
+        pairs = list(grads_and_vars)
+        self.apply([grad for grad, _ in pairs], [variable for _, variable in pairs])
+
+    def apply(self, grads, variables=None):
+        """Applies one update; ``variables`` may be left out once the optimizer is built."""
+        grads = list(grads)
+        if not grads:
+            return
+        variables = self._known_variables(grads, variables)
+        grads, variables = self._with_gradients(grads, variables)
+        learning_rate = self.learning_rate
+        grads = self._clip_gradients(grads)
+        self._apply_weight_decay(variables, learning_rate)
+        self._update_steps(grads, variables, learning_rate)
+        for variable in variables:
+            if variable.constraint is not None:
+                variable.assign(variable.constraint(variable.value))
+        self._iterations.value = self._iterations.value + 1
+
+    def _known_variables(self, grads, variables):
+        if variables is None:
+            if not self.built:
+                raise ValueError(
+                    "When passing `grads` without `variables`, the optimizer must already be built on a list of "
+                    "variables. Call `optimizer.build(trainable_variables)` first."
+                )
+            variables = self._trainable_variables
+        variables = list(variables)
+        if len(grads) != len(variables):
+            raise ValueError(
+                f"{type(self).__name__} received {len(grads)} gradients for {len(variables)} variables: pass exactly "
+                "one gradient (or None) per variable."
+            )
+        self.build(variables)
+        for variable in variables:
+            if id(variable) not in self._indices:
+                raise ValueError(
+                    f"Unknown variable: {variable}. This optimizer can only be called for the variables it was "
+                    "originally built with. When working with a new set of variables, you should recreate a new "
+                    "optimizer instance."
+                )
+        return variables
+
+    @staticmethod
+    def _with_gradients(grads, variables):
+        """Drops the variables whose gradient is None (with Keras' warning) and
+        casts each gradient to its variable's dtype."""
+        kept = [(grad, variable) for grad, variable in zip(grads, variables) if grad is not None]
+        if not kept:
+            raise ValueError("No gradients provided for any variable.")
+        missing = [variable.path for grad, variable in zip(grads, variables) if grad is None]
+        if missing:
+            warnings.warn(
+                f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
+                "`model.compile()`, did you forget to provide a `loss` argument?",
+                stacklevel=3,
+            )
+        cast = []
+        for grad, variable in kept:
+            grad = np.asarray(grad, dtype=variable.dtype)
+            if grad.shape != variable.shape:
+                raise ValueError(
+                    f"The gradient for variable {variable.path!r} has shape {grad.shape} but the variable has shape "
+                    f"{variable.shape}: pass one gradient per variable, shaped like it."
+                )
+            cast.append(grad)
+        return cast, [variable for _, variable in kept]
+
+    def _clip_gradients(self, grads):
+        if self.clipnorm and self.clipnorm > 0:
+            norms = [np.sqrt(np.sum(np.square(grad))) for grad in grads]
+            return [grad * self.clipnorm / np.maximum(norm, self.clipnorm) for grad, norm in zip(grads, norms)]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            norm = float(np.sqrt(sum(np.sum(np.square(grad)) for grad in grads)))
+            scale = self.global_clipnorm / max(norm, self.global_clipnorm) if math.isfinite(norm) else math.nan
+            return [grad * scale for grad in grads]
+        if self.clipvalue and self.clipvalue > 0:
+            return [np.clip(grad, -self.clipvalue, self.clipvalue) for grad in grads]
+        return grads
+
+    def _apply_weight_decay(self, variables, learning_rate):
+        if self.weight_decay is None:
+            return
+        for variable in variables:
+            variable.value = variable.value - variable.value * self.weight_decay * learning_rate
+
+    def _update_steps(self, grads, variables, learning_rate):
+        for grad, variable in zip(grads, variables):
+            self.update_step(grad, variable, learning_rate)
+
+    def update_step(self, gradient, variable, learning_rate):
+        """Updates ``variable`` (and its slots) from ``gradient``, in the variable's dtype."""
+        raise NotImplementedError(f"Optimizer '{type(self).__name__}' must override `update_step`.")
+
+    def save_own_variables(self, store: dict):
+        """Writes ``variables`` into ``store`` under the keys ``"0"``, ``"1"``, ... (as Keras does)."""
+        for i, variable in enumerate(self._variables):
+            store[str(i)] = np.array(variable.value)
+
+    def load_own_variables(self, store: dict):
+        """Reads the state written by ``save_own_variables`` (ours or Keras')."""
+        if len(store) != len(self._variables):
+            hint = " Build it first with `optimizer.build(model.trainable_weights)`." if not self.built else ""
+            raise ValueError(
+                f"Cannot load the state of optimizer '{self.name}': it has {len(self._variables)} variables whereas "
+                f"the saved optimizer has {len(store)} variables.{hint}"
+            )
+        for i, variable in enumerate(self._variables):
+            variable.assign(store[str(i)])
+
+    def get_config(self) -> dict:
+        if isinstance(self._learning_rate, schedules.LearningRateSchedule):
+            learning_rate = serialize(self._learning_rate)
+        else:
+            learning_rate = self.learning_rate
+        return {
+            "name": self.name,
+            "learning_rate": learning_rate,
+            "weight_decay": self.weight_decay,
+            "clipnorm": self.clipnorm,
+            "global_clipnorm": self.global_clipnorm,
+            "clipvalue": self.clipvalue,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)

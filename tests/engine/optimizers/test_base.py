@@ -1,0 +1,225 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from engine.constraints import MaxNorm, NonNeg
+from engine.optimizers import SGD, Adam, Nadam, RMSprop, schedules
+from tests.engine.optimizers.oracle import (assert_close, assert_matches_keras, fixed_gradients, initial_weights,
+                                            keras_variables, make_pair, our_variables)
+
+# Each optimizer with the options that give it every kind of slot.
+ALL_SLOTS = {
+    "SGD": {"momentum": 0.9, "nesterov": True},
+    "Adam": {"amsgrad": True},
+    "AdamW": {"amsgrad": True},
+    "RMSprop": {"momentum": 0.5, "centered": True},
+    "Adagrad": {},
+    "Adamax": {},
+    "Nadam": {},
+}
+
+
+def test_variables_follow_keras_layout():
+    ours, theirs = make_pair("Adam", amsgrad=True)
+    ours.build(our_variables(initial_weights()))
+    theirs.build(keras_variables(initial_weights()))
+    assert [v.path for v in ours.variables] == [
+        "adam/iteration", "adam/learning_rate",
+        "adam/dense_kernel_momentum", "adam/dense_kernel_velocity",
+        "adam/dense_bias_momentum", "adam/dense_bias_velocity",
+        "adam/dense_kernel_velocity_hat", "adam/dense_bias_velocity_hat",
+    ]
+    assert [v.name.replace("dense_", "") for v in ours.variables] == [v.name for v in theirs.variables]
+    assert not any(v.trainable for v in ours.variables)
+    scheduled = Adam(learning_rate=schedules.ExponentialDecay(0.1, 10, 0.5))
+    assert [v.path for v in scheduled.variables] == [f"{scheduled.name}/iteration"]
+
+
+def test_automatic_names_follow_keras():
+    assert [SGD().name, SGD().name, RMSprop().name, Nadam(name="n").name] == ["sgd", "sgd_1", "rm_sprop", "n"]
+
+
+@pytest.mark.parametrize("constraint", [NonNeg(), MaxNorm(1.0)])
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_constraint_is_applied_after_the_update(name, constraint):
+    keras_constraint = keras.constraints.get({"class_name": type(constraint).__name__,
+                                              "config": constraint.get_config()})
+    ours, theirs = make_pair(name, learning_rate=0.1, weight_decay=0.1)
+    weights = initial_weights()
+    our_vars, their_vars = our_variables(weights), keras_variables(weights)
+    our_vars[0].constraint, their_vars[0].constraint = constraint, keras_constraint
+    for grads in fixed_gradients():
+        before = our_vars[0].value
+        ours.apply_gradients(zip(grads, our_vars))
+        theirs.apply_gradients(zip(grads, their_vars))
+        for mine, reference in zip(our_vars, their_vars):
+            assert_close(mine.value, reference)
+        np.testing.assert_allclose(our_vars[0].value, constraint(our_vars[0].value), rtol=1e-6)
+    assert not np.array_equal(before, our_vars[0].value)
+
+
+def test_missing_gradients_are_skipped_with_keras_warning():
+    ours, theirs = make_pair("Adam", learning_rate=0.1)
+    weights = initial_weights()
+    our_vars, their_vars = our_variables(weights), keras_variables(weights)
+    for grads in fixed_gradients(3):
+        with pytest.warns(UserWarning, match=r"Gradients do not exist for variables \['dense/bias'\]"):
+            ours.apply([grads[0], None], our_vars)
+        with pytest.warns(UserWarning):
+            theirs.apply([grads[0], None], their_vars)
+        for mine, reference in zip(our_vars, their_vars):
+            assert_close(mine.value, reference)
+    np.testing.assert_array_equal(our_vars[1].value, weights[1])
+    assert ours.iterations == 3
+    with pytest.raises(ValueError, match="No gradients provided for any variable."):
+        ours.apply([None, None], our_vars)
+
+
+def test_learning_rate_can_be_set_mid_training_as_callbacks_do():
+    ours, theirs = make_pair("RMSprop", learning_rate=0.1, momentum=0.5)
+    weights = initial_weights()
+    our_vars, their_vars = our_variables(weights), keras_variables(weights)
+    for step, grads in enumerate(fixed_gradients()):
+        if step == 2:
+            ours.learning_rate = theirs.learning_rate = 0.02
+        ours.apply_gradients(zip(grads, our_vars))
+        theirs.apply_gradients(zip(grads, their_vars))
+        for mine, reference in zip(our_vars, their_vars):
+            assert_close(mine.value, reference)
+    assert ours.learning_rate == 0.02 and ours.get_config()["learning_rate"] == 0.02
+    with pytest.raises(ValueError, match=r"non-negative float or a LearningRateSchedule. Received: learning_rate=-1"):
+        ours.learning_rate = -1
+
+
+def test_schedule_is_evaluated_at_iterations_and_not_settable():
+    optimizer = SGD(learning_rate=schedules.PiecewiseConstantDecay([1], [0.5, 0.1]))
+    variable = our_variables(initial_weights())[1]
+    rates = []
+    for _ in range(3):
+        rates.append(optimizer.learning_rate)
+        optimizer.apply([np.ones(4, "float32")], [variable])
+    assert rates == [0.5, 0.5, 0.1] and optimizer.iterations == 3
+    np.testing.assert_allclose(variable.value, initial_weights()[1] - 1.1, rtol=1e-6)
+    with pytest.raises(TypeError, match="created with a `LearningRateSchedule` object .* hence its learning rate "
+                                        "is not settable"):
+        optimizer.learning_rate = 0.1
+
+
+def test_global_clipnorm_turns_non_finite_gradients_into_nan_as_keras_does():
+    grads = fixed_gradients(1)
+    grads[0][0][0, 0] = np.inf
+    _, variables = assert_matches_keras("SGD", grads=grads, learning_rate=0.1, global_clipnorm=1.0)
+    assert all(np.isnan(v.value).all() for v in variables)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_state_round_trip_resumes_exactly(name):
+    first, _ = make_pair(name, learning_rate=0.05, **ALL_SLOTS[name])
+    first_vars = our_variables(initial_weights())
+    grads = fixed_gradients(6)
+    for step_grads in grads[:3]:
+        first.apply_gradients(zip(step_grads, first_vars))
+    store = {}
+    first.save_own_variables(store)
+    assert list(store) == [str(i) for i in range(len(first.variables))]
+    second = type(first).from_config(first.get_config())
+    second_vars = our_variables([v.value for v in first_vars])
+    second.build(second_vars)
+    second.load_own_variables(store)
+    assert second.iterations == 3
+    for step_grads in grads[3:]:
+        first.apply_gradients(zip(step_grads, first_vars))
+        second.apply_gradients(zip(step_grads, second_vars))
+    for a, b in zip(first_vars + first.variables, second_vars + second.variables):
+        np.testing.assert_array_equal(a.value, b.value)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_state_saved_by_keras_loads_and_resumes(name):
+    ours, theirs = make_pair(name, learning_rate=0.05, **ALL_SLOTS[name])
+    their_vars = keras_variables(initial_weights())
+    grads = fixed_gradients(6)
+    for step_grads in grads[:3]:
+        theirs.apply_gradients(zip(step_grads, their_vars))
+    store = {}
+    theirs.save_own_variables(store)
+    our_vars = our_variables([np.asarray(v) for v in their_vars])
+    ours.build(our_vars)
+    ours.load_own_variables(store)
+    for step_grads in grads[3:]:
+        ours.apply_gradients(zip(step_grads, our_vars))
+        theirs.apply_gradients(zip(step_grads, their_vars))
+    for mine, reference in zip(our_vars + ours.variables, their_vars + theirs.variables):
+        assert_close(mine.value, reference)
+
+
+def test_load_errors_name_the_mismatch():
+    store = {}
+    optimizer = Adam()
+    optimizer.apply_gradients(zip(fixed_gradients(1)[0], our_variables(initial_weights())))
+    optimizer.save_own_variables(store)
+    with pytest.raises(ValueError, match=r"optimizer 'adam_1': it has 2 variables whereas the saved optimizer has "
+                                         r"6 variables. Build it first"):
+        Adam().load_own_variables(store)
+    fresh = Adam()
+    fresh.build(our_variables([np.zeros((2, 2), "float32"), np.zeros(4, "float32")]))
+    with pytest.raises(ValueError, match="Cannot assign a value of shape"):
+        fresh.load_own_variables(store)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_float64_weights_stay_float64(name):
+    ours, _ = make_pair(name, learning_rate=0.05, weight_decay=0.1, clipnorm=2.5, **ALL_SLOTS[name])
+    reference, _ = make_pair(name, learning_rate=0.05, weight_decay=0.1, clipnorm=2.5, **ALL_SLOTS[name])
+    doubles, singles = our_variables(initial_weights("float64")), our_variables(initial_weights())
+    for grads in fixed_gradients(dtype="float64"):
+        ours.apply_gradients(zip(grads, doubles))
+        reference.apply_gradients(zip(grads, singles))
+    assert all(v.value.dtype == np.float64 for v in doubles)
+    assert all(v.value.dtype in (np.float64, np.int64) for v in ours.variables)
+    assert all(v.value.dtype == np.float32 for v in singles)
+    # Loose: the float32 run's rounding is amplified by Adam's division by sqrt(v).
+    for double, single in zip(doubles, singles):
+        np.testing.assert_allclose(double.value, single.value, rtol=1e-4, atol=1e-5)
+
+
+def test_apply_after_build_and_empty_gradients():
+    optimizer = SGD(learning_rate=0.5)
+    variables = our_variables(initial_weights())
+    optimizer.apply([])
+    assert optimizer.iterations == 0 and not optimizer.built
+    optimizer.build(variables)
+    optimizer.apply([np.ones((3, 4)), np.ones(4)])
+    np.testing.assert_allclose(variables[1].value, initial_weights()[1] - 0.5, rtol=1e-6)
+    assert variables[1].value.dtype == np.float32
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match=r"SGD expects `learning_rate` to be a non-negative float or a "
+                                         r"LearningRateSchedule. Received: learning_rate=-0.1"):
+        SGD(learning_rate=-0.1)
+    for bad in ("0.1", math.nan, True, None):
+        with pytest.raises(ValueError, match=f"Received: learning_rate={bad!r}"):
+            Adam(learning_rate=bad)
+    with pytest.raises(ValueError, match=r"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
+                                         r"Received: clipnorm=1.0, clipvalue=None, global_clipnorm=2.0"):
+        Adam(clipnorm=1.0, global_clipnorm=2.0)
+    with pytest.raises(ValueError, match=r"Argument\(s\) not recognized by Adam: \{'use_ema': True\}"):
+        Adam(use_ema=True)
+
+
+def test_bad_apply_calls():
+    optimizer = Adam()
+    variables = our_variables(initial_weights())
+    with pytest.raises(ValueError, match="the optimizer must already be built .* Call `optimizer.build"):
+        optimizer.apply([np.ones((3, 4))])
+    with pytest.raises(ValueError, match="Adam received 1 gradients for 2 variables"):
+        optimizer.apply([np.ones((3, 4))], variables)
+    with pytest.raises(ValueError, match=r"The gradient for variable 'dense/bias' has shape \(3,\) but the variable "
+                                         r"has shape \(4,\)"):
+        optimizer.apply([np.ones((3, 4)), np.ones(3)], variables)
+    stranger = our_variables(initial_weights())[0]
+    with pytest.raises(ValueError, match="Unknown variable: <Variable path=dense/kernel.*recreate a new optimizer"):
+        optimizer.apply([np.ones((3, 4))], [stranger])

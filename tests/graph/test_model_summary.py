@@ -1,0 +1,116 @@
+"""summary_text and summary: the Keras table, row by row."""
+
+import pytest
+
+from engine import Input, Model, Sequential
+from graph import summary, summary_text
+from layers import Dense
+from tests.graph.zoo import zoo
+
+EXPANDED_ZOO = """\
+Model: "zoo"
+┏━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┓
+┃ Layer (type)           ┃ Output Shape        ┃      Param # ┃ Connected to       ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━┩
+│ a (InputLayer)         │ (None, 16)          │            0 │ -                  │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ b (InputLayer)         │ (None, 8)           │            0 │ -                  │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ proj (Dense)           │ (None, 8)           │          136 │ a[0][0]            │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ shared[0] (Dense)      │ (None, 8)           │           72 │ proj[0][0]         │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ shared[1] (Dense)      │ (None, 8)           │     (shared) │ b[0][0]            │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ add (BinaryOp)         │ (None, 8)           │            0 │ shared[0][0],      │
+│                        │                     │              │ shared[1][0]       │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ level1 (Functional)    │ (None, 8)           │          144 │ add[0][0]          │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│    └ x1 (InputLayer)   │ (None, 8)           │            0 │ -                  │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│    └ level2            │ (None, 8)           │          144 │ x1[0][0]           │
+│ (Functional)           │                     │              │                    │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│       └ x2             │ (None, 8)           │            0 │ -                  │
+│ (InputLayer)           │                     │              │                    │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│       └ level3         │ (None, 8)           │           72 │ x2[0][0]           │
+│ (Functional)           │                     │              │                    │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│          └ x3          │ (None, 8)           │            0 │ -                  │
+│ (InputLayer)           │                     │              │                    │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│          └ d3 (Dense)  │ (None, 8)           │           72 │ x3[0][0]           │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│       └ d2 (Dense)     │ (None, 8)           │           72 │ level3[0][0]       │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│    └ multiply          │ (None, 8)           │            0 │ level2[0][0]       │
+│ (BinaryOp)             │                     │              │                    │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ score (Dense)          │ (None, 1)           │            9 │ level1[0][0]       │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ multiply_1 (BinaryOp)  │ (None, 8)           │            0 │ level1[0][0],      │
+│                        │                     │              │ shared[1][0]       │
+├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
+│ get_item (GetItem)     │ (None, 4)           │            0 │ multiply_1[0][0]   │
+└────────────────────────┴─────────────────────┴──────────────┴────────────────────┘
+ Total params: 361 (1.41 KB)
+ Trainable params: 361 (1.41 KB)
+ Non-trainable params: 0 (0.00 B)"""
+
+
+def test_branches_sharing_and_nesting_line_by_line():
+    # proj 16*8+8, shared 8*8+8 (once for its two calls), d3 and d2 8*8+8, score 8+1: 361 float32s.
+    lines = summary_text(zoo(), line_length=84, expand_nested=True).splitlines()
+    assert lines == EXPANDED_ZOO.splitlines()
+    assert {len(line) for line in lines[1:-3]} == {84}
+
+
+def test_nested_model_is_one_row_unless_expanded():
+    lines = summary_text(zoo(), line_length=84).splitlines()
+    rows = [line for line in lines if line.startswith("│ ") and not line.startswith("│  ")]
+    assert [row.split("│")[1].strip() for row in rows] == [
+        "a (InputLayer)", "b (InputLayer)", "proj (Dense)", "shared[0] (Dense)", "shared[1] (Dense)",
+        "add (BinaryOp)", "level1 (Functional)", "score (Dense)", "multiply_1 (BinaryOp)", "get_item (GetItem)",
+    ]
+
+
+def test_chain_has_no_connected_to_column_and_trainable_column_marks_frozen_layers():
+    model = Sequential([Input(shape=(4,)), Dense(3, name="hidden"), Dense(2, name="out")], name="chain")
+    model.get_layer("out").trainable = False
+    lines = summary_text(model, line_length=73, show_trainable=True).splitlines()
+    assert lines[2] == "┃ Layer (type)             ┃ Output Shape       ┃   Param # ┃ Trainable ┃"  # 27, 21, 12, 13
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    assert rows == [["hidden (Dense)", "(None, 3)", "15", "Y"], ["out (Dense)", "(None, 2)", "8", "N"]]
+    assert lines[-3] == " Total params: 23 (92.00 B)"
+
+
+def test_unbuilt_sequential_lists_its_layers_instead_of_raising():
+    model = Sequential([Dense(3, name="first"), Dense(2, name="second")], name="later")
+    lines = summary_text(model).splitlines()
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
+    assert rows == [["first (Dense)", "?", "0 (unbuilt)"], ["second (Dense)", "?", "0 (unbuilt)"]]
+    assert lines[-3] == " Total params: 0 (0.00 B)"
+    assert len(lines[1]) == 88  # Keras' width for a chain of layers
+
+
+def test_summary_sends_each_line_to_print_fn():
+    x = Input(shape=(3,), name="x")
+    model = Model(x, Dense(2, name="d")(x), name="tiny")
+    lines = []
+    summary(model, print_fn=lines.append)
+    assert lines == summary_text(model).split("\n")
+    assert lines[0] == 'Model: "tiny"'
+
+
+def test_positions_absolute_or_relative_and_errors_that_explain():
+    x = Input(shape=(3,), name="x")
+    model = Model(x, Dense(2, name="d")(x), name="tiny")
+    assert summary_text(model, line_length=50, positions=[0.5, 0.8, 1.0]) == summary_text(
+        model, positions=[25, 40, 50])
+    with pytest.raises(ValueError, match=r"model 'tiny' has 3 columns .* so positions needs 3 column end "
+                                         r"positions; received 2: \[0.5, 1.0\]"):
+        summary_text(model, positions=[0.5, 1.0])
+    with pytest.raises(ValueError, match=r"every column at least 4 characters wide.* widths \[10, 2, 7\]"):
+        summary_text(model, positions=[10, 12, 20])

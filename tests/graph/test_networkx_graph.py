@@ -1,0 +1,107 @@
+"""to_networkx: graph nodes and edges against the model's Nodes, and networkx queries on them."""
+
+from collections import Counter
+
+import networkx as nx
+import pytest
+
+from engine import Input, Model, Sequential
+from graph import to_networkx
+from layers import Dense
+from tests.graph.zoo import zoo
+
+
+def node_edges(model, per_call):
+    """The oracle: one edge per input tensor of each of the model's Nodes, from its _keras_history."""
+    edges = Counter()
+    for layer in model.layers:
+        for index, node in enumerate(layer.inbound_nodes):
+            for tensor in node.input_tensors:
+                source, node_index, tensor_index = tensor._keras_history
+                ends = (f"{source.name}[{node_index}]", f"{layer.name}[{index}]") if per_call else (
+                    source.name, layer.name)
+                edges[(*ends, node_index, tensor_index, str(tensor.shape))] += 1
+    return edges
+
+
+def edge_counter(G):
+    return Counter((u, v, d["node_index"], d["tensor_index"], d["shape"]) for u, v, d in G.edges(data=True))
+
+
+def test_layer_level_matches_the_model_nodes():
+    model = zoo()
+    G = to_networkx(model)
+    assert isinstance(G, nx.MultiDiGraph)
+    assert list(G) == [layer.name for layer in model.layers]
+    assert edge_counter(G) == node_edges(model, per_call=False)
+    assert G.number_of_edges("shared", "add") == 2
+    assert G.nodes["shared"] == {"name": "shared", "class_name": "Dense", "output_shapes": "(None, 8)",
+                                 "params": 72, "trainable": True}
+    assert G.nodes["level1"]["params"] == 144
+    assert G.graph["name"] == "zoo"
+
+
+def test_node_level_has_one_graph_node_per_call():
+    model = zoo()
+    G = to_networkx(model, level="node")
+    assert set(G) == {f"{layer.name}[{i}]" for layer in model.layers for i in range(len(layer.inbound_nodes))}
+    assert edge_counter(G) == node_edges(model, per_call=True)
+    assert G.nodes["shared[1]"]["node_index"] == 1
+    assert G.nodes["shared[1]"]["name"] == "shared"
+
+
+def test_expand_nested_uses_qualified_names_at_any_depth():
+    G = to_networkx(zoo(), expand_nested=True)
+    assert [n for n in G if "/" in n] == ["level1/x1", "level1/level2/x2", "level1/level2/level3/x3",
+                                          "level1/level2/level3/d3", "level1/level2/d2", "level1/multiply"]
+    assert "level1" not in G
+    assert nx.shortest_path(G, "add", "score") == [
+        "add", "level1/x1", "level1/level2/x2", "level1/level2/level3/x3", "level1/level2/level3/d3",
+        "level1/level2/d2", "level1/multiply", "score"]
+    # The edge out of the nested model starts at the inner layer that made the tensor.
+    assert list(G.get_edge_data("level1/multiply", "score").values()) == [
+        {"node_index": 0, "tensor_index": 0, "shape": "(None, 8)"}]
+    nodes = to_networkx(zoo(), level="node", expand_nested=True)
+    assert "level1[0]/level2[0]/level3[0]/d3[0]" in nodes
+    assert nodes.nodes["level1[0]/level2[0]/level3[0]/d3[0]"]["name"] == "level1/level2/level3/d3"
+
+
+def test_nested_model_called_twice_is_two_expansions_per_call_and_one_per_layer():
+    x = Input(shape=(2,), name="x")
+    block = Model(x, Dense(2, name="d")(x), name="block")
+    z = Input(shape=(2,), name="z")
+    model = Model(z, block(block(z)), name="twice")
+    calls = to_networkx(model, level="node", expand_nested=True)
+    assert list(calls.edges()) == [
+        ("z[0]", "block[0]/x[0]"), ("block[0]/x[0]", "block[0]/d[0]"), ("block[0]/d[0]", "block[1]/x[0]"),
+        ("block[1]/x[0]", "block[1]/d[0]")]
+    assert nx.is_directed_acyclic_graph(calls)
+    layers = to_networkx(model, expand_nested=True)
+    assert Counter(layers.edges()) == Counter({("z", "block/x"): 1, ("block/x", "block/d"): 1,
+                                               ("block/d", "block/x"): 1})
+    assert not nx.is_directed_acyclic_graph(layers)  # a layer called on its own output loops, as in Keras
+
+
+def test_users_can_query_and_save_the_graph(tmp_path):
+    G = to_networkx(zoo())
+    assert nx.is_directed_acyclic_graph(G)
+    assert nx.ancestors(G, "score") == {"a", "b", "proj", "shared", "add", "level1"}
+    assert nx.descendants(G, "b") == {"shared", "add", "level1", "score", "multiply_1", "get_item"}
+    assert nx.shortest_path(G, "a", "get_item") == ["a", "proj", "shared", "multiply_1", "get_item"]
+    assert [n for n in nx.topological_sort(G) if G.out_degree(n) == 0] == ["score", "get_item"]
+    path = tmp_path / "zoo.graphml"
+    nx.write_graphml(to_networkx(zoo(), level="node", expand_nested=True), path)
+    loaded = nx.read_graphml(path)
+    assert loaded.nodes["level1[0]/level2[0]/d2[0]"] == {
+        "name": "level1/level2/d2", "class_name": "Dense", "output_shapes": "(None, 8)", "params": 72,
+        "trainable": True, "node_index": 0}
+    assert loaded.number_of_edges() == 15
+
+
+def test_unknown_level_and_unbuilt_models_are_refused():
+    with pytest.raises(ValueError, match=r"to_networkx expects level in \('layer', 'node'\), received 'call'"):
+        to_networkx(zoo(), level="call")
+    with pytest.raises(ValueError, match=r"Sequential model 'later' has no input shape yet.*model.build"):
+        to_networkx(Sequential([Dense(2)], name="later"))
+    with pytest.raises(ValueError, match=r"Expected a functional model .* received Dense 'lonely'"):
+        to_networkx(Dense(2, name="lonely"))

@@ -1,0 +1,161 @@
+"""plot_model and model_to_dot: the DOT graph's boxes, edges and clusters, and real renders."""
+
+import re
+import struct
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+import pytest
+
+from engine import Input, Model
+from graph import model_to_dot, plot_model
+from layers import Dense
+from tests.graph.zoo import zoo
+
+_ID = r'"(?:[^"\\]|\\.)*"|[\w.]+'
+
+
+def parse_dot(source):
+    """Boxes {id: (enclosing cluster or None, label)}, edges [(tail, head, label)], clusters {name: parent}."""
+    boxes, edges, clusters, open_clusters = {}, [], {}, [None]
+    for line in source.splitlines():
+        line = line.strip()
+        if match := re.fullmatch(rf"subgraph ({_ID}) {{", line):
+            name = _unquote(match[1])
+            clusters[name] = open_clusters[-1]
+            open_clusters.append(name)
+        elif line == "}":
+            open_clusters.pop()
+        elif match := re.fullmatch(rf'({_ID}) -> ({_ID})(?: \[label="([^"]*)"\])?', line):
+            edges.append((_unquote(match[1]), _unquote(match[2]), match[3]))
+        elif match := re.fullmatch(rf"({_ID}) \[label=<(.*)>\]", line):
+            boxes[_unquote(match[1])] = (open_clusters[-1], match[2])
+    return boxes, edges, clusters
+
+
+def _unquote(identifier):
+    return identifier[1:-1] if identifier.startswith('"') else identifier
+
+
+def node_edges(model, per_call):
+    """The oracle: one edge per input tensor of each of the model's Nodes, from its _keras_history."""
+    edges = Counter()
+    for layer in model.layers:
+        for index, node in enumerate(layer.inbound_nodes):
+            for tensor in node.input_tensors:
+                source, node_index, _ = tensor._keras_history
+                if per_call:
+                    edges[(f"{source.name}[{node_index}]", f"{layer.name}[{index}]", str(tensor.shape))] += 1
+                else:
+                    edges[(source.name, layer.name, str(tensor.shape))] += 1
+    return edges
+
+
+def test_one_box_per_layer_and_one_edge_per_tensor_read():
+    model = zoo()
+    boxes, edges, clusters = parse_dot(model_to_dot(model, show_shapes=True).source)
+    assert set(boxes) == {layer.name for layer in model.layers}
+    assert Counter(edges) == node_edges(model, per_call=False)
+    assert Counter((s, t) for s, t, _ in edges)[("shared", "add")] == 2  # the two calls of the shared layer
+    assert clusters == {}
+    assert boxes["level1"][1] == "<b>level1</b> (Functional)<br/>in: (None, 8)<br/>out: (None, 8)"
+
+
+def test_per_call_draws_one_box_per_node():
+    model = zoo()
+    boxes, edges, _ = parse_dot(model_to_dot(model, show_shapes=True, per_call=True).source)
+    assert set(boxes) == {f"{layer.name}[{i}]" for layer in model.layers for i in range(len(layer.inbound_nodes))}
+    assert {"shared[0]", "shared[1]"} <= set(boxes)
+    assert Counter(edges) == node_edges(model, per_call=True)
+    assert boxes["shared[1]"][1].startswith("<b>shared[1]</b> (Dense)")
+
+
+def test_expand_nested_draws_clusters_three_deep_with_edges_into_the_inner_layers():
+    boxes, edges, clusters = parse_dot(model_to_dot(zoo(), expand_nested=True).source)
+    assert clusters == {"cluster_level1": None, "cluster_level1/level2": "cluster_level1",
+                        "cluster_level1/level2/level3": "cluster_level1/level2"}
+    assert {key: cluster for key, (cluster, _) in boxes.items() if cluster} == {
+        "level1/x1": "cluster_level1",
+        "level1/multiply": "cluster_level1",
+        "level1/level2/x2": "cluster_level1/level2",
+        "level1/level2/d2": "cluster_level1/level2",
+        "level1/level2/level3/x3": "cluster_level1/level2/level3",
+        "level1/level2/level3/d3": "cluster_level1/level2/level3",
+    }
+    assert "level1" not in boxes
+    assert sorted((s, t) for s, t, _ in edges) == sorted([
+        ("a", "proj"), ("proj", "shared"), ("b", "shared"), ("shared", "add"), ("shared", "add"),
+        ("add", "level1/x1"), ("level1/x1", "level1/level2/x2"),
+        ("level1/level2/x2", "level1/level2/level3/x3"),
+        ("level1/level2/level3/x3", "level1/level2/level3/d3"),
+        ("level1/level2/level3/d3", "level1/level2/d2"), ("level1/level2/d2", "level1/multiply"),
+        ("level1/multiply", "score"), ("level1/multiply", "multiply_1"), ("shared", "multiply_1"),
+        ("multiply_1", "get_item"),
+    ])
+
+
+def test_labels_show_what_is_asked():
+    dot = model_to_dot(zoo(), show_shapes=True, show_dtype=True, show_layer_activations=True,
+                       show_trainable=True, show_params=True, rankdir="LR", dpi=120)
+    boxes, _, _ = parse_dot(dot.source)
+    assert boxes["shared"][1] == ("<b>shared</b> (Dense)<br/>in: (None, 8)<br/>out: (None, 8)<br/>dtype: float32"
+                                  "<br/>activation: relu<br/>trainable: True<br/>params: 72")
+    assert boxes["get_item"][1].startswith("<b>get_item</b> (GetItem)<br/>in: (None, 8)<br/>out: (None, 4)")
+    assert "activation" not in boxes["add"][1]
+    assert "rankdir=LR" in dot.source and "dpi=120" in dot.source
+    bare, edges, _ = parse_dot(model_to_dot(zoo(), show_layer_names=False).source)
+    assert bare["proj"][1] == "<b>Dense</b>"
+    assert {label for _, _, label in edges} == {None}
+
+
+def test_names_with_colons_stay_whole_boxes():
+    x = Input(shape=(2,), name="in:put")
+    boxes, edges, _ = parse_dot(model_to_dot(Model(x, Dense(1, name="a:b")(x))).source)
+    assert set(boxes) == {"in%3Aput", "a%3Ab"}
+    assert edges == [("in%3Aput", "a%3Ab", None)]
+
+
+def test_dot_file_needs_no_dot_program(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` on PATH
+    path = tmp_path / "zoo.dot"
+    dot = plot_model(zoo(), to_file=str(path), expand_nested=True)
+    assert path.read_text() == dot.source
+
+
+def test_missing_dot_program_says_so_and_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    path = tmp_path / "zoo.png"
+    with pytest.raises(RuntimeError) as error:
+        plot_model(zoo(), to_file=str(path))
+    message = str(error.value)
+    assert "plot_model cannot render model 'zoo'" in message
+    assert "the graphviz `dot` program was not found on PATH" in message
+    for command in ("apt-get install graphviz", "brew install graphviz", "conda install graphviz"):
+        assert command in message
+    assert "to_file='model.dot'" in message
+    assert not path.exists()
+
+
+def test_unknown_extension_and_rankdir_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"'nope' is not a graphviz output format. Use .png, .svg, .pdf"):
+        plot_model(zoo(), to_file=str(tmp_path / "zoo.nope"))
+    with pytest.raises(ValueError, match=r"rankdir in \('TB', 'LR', 'BT', 'RL'\), received 'up'"):
+        model_to_dot(zoo(), rankdir="up")
+
+
+def test_render_nested_multi_output_model_to_png_and_svg(tmp_path):
+    model = zoo()
+    png, svg = tmp_path / "zoo.png", tmp_path / "zoo.svg"
+    plot_model(model, to_file=str(png), show_shapes=True, expand_nested=True)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width > 50 and height > 50
+
+    plot_model(model, to_file=str(svg), show_shapes=True, expand_nested=True)
+    root = ET.parse(svg).getroot()
+    groups = root.iter("{http://www.w3.org/2000/svg}g")
+    titles = [g.find("{http://www.w3.org/2000/svg}title").text for g in groups if g.get("class") == "node"]
+    assert len(titles) == 14  # 8 top-level layers, 6 inside the three nested models
+    assert {"score", "get_item", "level1/level2/level3/d3"} <= set(titles)

@@ -132,30 +132,35 @@ class Layer(Module):
             if isinstance(module, Layer):
                 module._trainable = bool(value)
 
-    @property
-    def weights(self):
-        """Own weights (trainable first), then those of tracked sub-layers."""
+    def _weights_with_trainability(self):
+        """(variable, trainable) for own weights (trainable first), then those of
+        tracked sub-layers; a variable is trainable when it was created so and
+        the layer that owns it is not frozen."""
         own = self._tracked("_variables")
-        found = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
-        seen = {id(v) for v in found}
+        found = [(v, v.trainable and self.trainable) for v in own if v.trainable]
+        found += [(v, False) for v in own if not v.trainable]
+        seen = {id(v) for v, _ in found}
         for module in self._submodules():
+            frozen = isinstance(module, Layer) and not module.trainable
             for variable in module._tracked("_variables"):
                 if id(variable) not in seen:
                     seen.add(id(variable))
-                    found.append(variable)
+                    found.append((variable, variable.trainable and not frozen and self.trainable))
         return found
 
     @property
+    def weights(self):
+        """Own weights (trainable first), then those of tracked sub-layers."""
+        return [v for v, _ in self._weights_with_trainability()]
+
+    @property
     def trainable_weights(self):
-        if not self.trainable:
-            return []
-        return [v for v in self.weights if v.trainable]
+        """The weights training updates: not created non-trainable, not in a frozen layer."""
+        return [v for v, trainable in self._weights_with_trainability() if trainable]
 
     @property
     def non_trainable_weights(self):
-        if not self.trainable:
-            return self.weights
-        return [v for v in self.weights if not v.trainable]
+        return [v for v, trainable in self._weights_with_trainability() if not trainable]
 
     @property
     def losses(self):

@@ -42,6 +42,28 @@ class Model(Trainer, Layer):
         """The architecture as JSON; ``engine.model_from_json`` rebuilds it."""
         return saving.to_json(self, **kwargs)
 
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False):
+        """Prints the Keras-style table of layers, shapes, parameters and links (see graph.summary)."""
+        from graph import summary
+
+        summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
+                expand_nested=expand_nested, show_trainable=show_trainable)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Notebook display: the graph as SVG, or the text summary when graphviz's dot is missing."""
+        import graphviz
+
+        from graph import model_to_dot, summary_text
+
+        text = summary_text(self)
+        if not self.built:
+            return {"text/plain": text}
+        try:
+            svg = model_to_dot(self, show_shapes=True).pipe(format="svg").decode("utf-8")
+        except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+            return {"text/plain": text}
+        return {"image/svg+xml": svg, "text/plain": text}
+
     @property
     def layers(self):
         """The layers this model is made of, in order."""

@@ -83,7 +83,8 @@ def test_chain_has_no_connected_to_column_and_trainable_column_marks_frozen_laye
     assert lines[2] == "┃ Layer (type)             ┃ Output Shape       ┃   Param # ┃ Trainable ┃"  # 27, 21, 12, 13
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines if line.startswith("│")]
     assert rows == [["hidden (Dense)", "(None, 3)", "15", "Y"], ["out (Dense)", "(None, 2)", "8", "N"]]
-    assert lines[-3] == " Total params: 23 (92.00 B)"
+    assert lines[-3:] == [" Total params: 23 (92.00 B)", " Trainable params: 15 (60.00 B)",
+                          " Non-trainable params: 8 (32.00 B)"]
 
 
 def test_unbuilt_sequential_lists_its_layers_instead_of_raising():

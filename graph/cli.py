@@ -1,15 +1,89 @@
-"""The ``nodeweave`` command."""
+"""The ``nodeweave`` command: the demo, and a viewer for saved model files."""
 
 import argparse
+import sys
+
+
+def _load(path):
+    from engine import ModelFormatError, load_model
+
+    try:
+        return load_model(path, compile=False)
+    except ModelFormatError as error:
+        sys.exit(f"nodeweave: {error}")
+
+
+def _summary(args):
+    from graph import summary
+
+    summary(_load(args.file), expand_nested=args.expand_nested, show_trainable=args.show_trainable)
+
+
+def _plot(args):
+    from graph import plot_model
+
+    plot_model(_load(args.file), to_file=args.output, show_shapes=args.show_shapes, show_dtype=args.show_dtype,
+               expand_nested=args.expand_nested, show_layer_activations=args.show_activations,
+               show_trainable=args.show_trainable, show_params=args.show_params, per_call=args.per_call,
+               rankdir=args.rankdir, dpi=args.dpi)
+    print(f"wrote {args.output}")
+
+
+def _inspect(args):
+    model = _load(args.file)
+    layers = model.layers
+    if args.layer is not None:
+        names = [layer.name for layer in layers]
+        if args.layer not in names:
+            sys.exit(f"nodeweave: model {model.name!r} has no layer {args.layer!r}; its layers are {names}.")
+        layers = [model.get_layer(args.layer)]
+    steps = model.plan.steps
+    for layer in layers:
+        print(f"{layer.name} ({type(layer).__name__})")
+        for step in steps:
+            if step.layer is layer:
+                inbound = ", ".join(f"{t._keras_history.layer.name}[{t._keras_history.node_index}][{t._keras_history.tensor_index}]"
+                                    for t in step.node.input_tensors) or "-"
+                print(f"  call {step.node.output_tensors[0]._keras_history.node_index}: inbound {inbound}")
+        outbound = sorted({s.layer.name for s in steps
+                           if any(t._keras_history.layer is layer for t in s.node.input_tensors)})
+        print(f"  outbound: {', '.join(outbound) or '-'}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="nodeweave", description="nodeweave: layer graphs on NumPy.")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="build, run and describe a multi-input, multi-output model")
+    commands.add_parser("demo", help="train the digits CNN and show its graph (the README's main job)")
+
+    summary = commands.add_parser("summary", help="print the summary table of a saved model (.nw)")
+    summary.add_argument("file")
+    summary.add_argument("--expand-nested", action="store_true", help="show the layers of nested models")
+    summary.add_argument("--show-trainable", action="store_true", help="add a Trainable column")
+    summary.set_defaults(run=_summary)
+
+    plot = commands.add_parser("plot", help="draw a saved model (.nw) with graphviz")
+    plot.add_argument("file")
+    plot.add_argument("-o", "--output", default="model.svg", help="output file; its extension picks the format "
+                      "(.svg, .png, .pdf, .dot)")
+    for flag, text in (("--show-shapes", "label boxes and edges with shapes"), ("--show-dtype", "show dtypes"),
+                       ("--expand-nested", "draw nested models as clusters"),
+                       ("--show-activations", "show activations"), ("--show-trainable", "show trainability"),
+                       ("--show-params", "show parameter counts"), ("--per-call", "one box per layer call")):
+        plot.add_argument(flag, action="store_true", help=text)
+    plot.add_argument("--rankdir", default="TB", choices=["TB", "LR", "BT", "RL"], help="layout direction")
+    plot.add_argument("--dpi", type=int, default=96)
+    plot.set_defaults(run=_plot)
+
+    inspect = commands.add_parser("inspect", help="show the inbound and outbound links of a saved model's layers")
+    inspect.add_argument("file")
+    inspect.add_argument("--layer", help="only this layer")
+    inspect.set_defaults(run=_inspect)
+
     args = parser.parse_args(argv)
     if args.command == "demo":
         from graph.demo import run_demo
 
         run_demo()
+    else:
+        args.run(args)
     return 0

@@ -21,7 +21,7 @@ class MaxNorm(Constraint):
     """Rescales slices along ``axis`` whose L2 norm exceeds ``max_value``."""
 
     def __init__(self, max_value=2, axis=0):
-        self.max_value, self.axis = max_value, axis
+        self.max_value, self.axis = max_value, _axis(axis)
 
     def __call__(self, w):
         norms = np.sqrt(np.sum(np.square(w), axis=self.axis, keepdims=True))
@@ -42,13 +42,18 @@ class UnitNorm(Constraint):
     """Scales slices along ``axis`` to unit L2 norm."""
 
     def __init__(self, axis=0):
-        self.axis = axis
+        self.axis = _axis(axis)
 
     def __call__(self, w):
         return w / (EPSILON + np.sqrt(np.sum(np.square(w), axis=self.axis, keepdims=True)))
 
     def get_config(self):
         return {"axis": self.axis}
+
+
+def _axis(axis):
+    """NumPy takes several axes as a tuple; Keras documents lists (``axis=[0, 1, 2]`` for conv kernels)."""
+    return tuple(axis) if isinstance(axis, list) else axis
 
 
 _CLASSES = {"MaxNorm": MaxNorm, "NonNeg": NonNeg, "UnitNorm": UnitNorm}

@@ -1,6 +1,23 @@
 """nodeweave's layer catalog; every layer has a forward and a backward pass."""
 
 from layers import activations
-from layers.core import Activation, Dense
+from layers.activation import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from layers.core import Activation, Dense, Dropout, Identity, Lambda
+from layers.embedding import Embedding
+from layers.merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
+                            concatenate, dot, maximum, minimum, multiply, subtract)
+from layers.normalization import BatchNormalization, GroupNormalization, LayerNormalization, UnitNormalization
+from layers.regularization import (ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D,
+                                   SpatialDropout2D)
+from layers.reshaping import (Cropping1D, Cropping2D, Flatten, Permute, RepeatVector, Reshape, UpSampling1D,
+                              UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 
-__all__ = ["Activation", "Dense", "activations"]
+__all__ = [
+    "ActivityRegularization", "Activation", "Add", "Average", "BatchNormalization", "Concatenate", "Cropping1D",
+    "Cropping2D", "Dense", "Dot", "Dropout", "ELU", "Embedding", "Flatten", "GaussianDropout", "GaussianNoise",
+    "GroupNormalization", "Identity", "Lambda", "LayerNormalization", "LeakyReLU", "Maximum", "Minimum",
+    "Multiply", "PReLU", "Permute", "ReLU", "RepeatVector", "Reshape", "Softmax", "SpatialDropout1D",
+    "SpatialDropout2D", "Subtract", "UnitNormalization", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
+    "ZeroPadding2D", "activations", "add", "average", "concatenate", "dot", "maximum", "minimum", "multiply",
+    "subtract",
+]

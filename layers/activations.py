@@ -29,16 +29,21 @@ class ActivationFunction:
 
 
 def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
-    y = np.where(x >= threshold, x, negative_slope * (x - threshold)) if (negative_slope or threshold) else np.maximum(x, 0)
+    # Keras 3: the part above `threshold` (clipped to [0, max_value]) minus
+    # `negative_slope` times the distance below it.
+    y = np.where(x > threshold, x, 0) if threshold else np.maximum(x, 0)
     if max_value is not None:
-        y = np.minimum(y, max_value)
+        y = np.clip(y, 0, max_value)
+    if negative_slope:
+        y = y - negative_slope * np.maximum(threshold - x, 0)
     return y.astype(x.dtype, copy=False)
 
 
 def _relu_grad(x, y, g, negative_slope=0.0, max_value=None, threshold=0.0):
-    slope = np.where(x >= threshold, 1.0, negative_slope).astype(x.dtype)
+    active = x > threshold
     if max_value is not None:
-        slope = np.where(x >= max_value, 0.0, slope).astype(x.dtype)
+        active &= (x > 0) & (x < max_value)
+    slope = np.where(x < threshold, negative_slope, active.astype(g.dtype))
     return g * slope
 
 
@@ -93,9 +98,52 @@ def _gelu_grad(x, y, g, approximate=False):
     return g * (cdf + x * pdf)
 
 
+# W. J. Cody's rational approximations (Math. Comp. 23, 1969, pp. 631-638), as in
+# netlib's CALERF: erf on |x| <= 0.46875, erfc on (0.46875, 4] and beyond 4.
+# Coefficients are highest degree first, for np.polyval.
+_ERF_SMALL_NUM = (1.85777706184603153e-1, 3.16112374387056560e00, 1.13864154151050156e02,
+                  3.77485237685302021e02, 3.20937758913846947e03)
+_ERF_SMALL_DEN = (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+                  2.84423683343917062e03)
+_ERFC_MID_NUM = (2.15311535474403846e-8, 5.64188496988670089e-1, 8.88314979438837594e00,
+                 6.61191906371416295e01, 2.98635138197400131e02, 8.81952221241769090e02,
+                 1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03)
+_ERFC_MID_DEN = (1.0, 1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+                 1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+                 3.43936767414372164e03, 1.23033935480374942e03)
+_ERFC_TAIL_NUM = (1.63153871373020978e-2, 3.05326634961232344e-1, 3.60344899949804439e-1,
+                  1.25781726111229246e-1, 1.60837851487422766e-2, 6.58749161529837803e-4)
+_ERFC_TAIL_DEN = (1.0, 2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+                  6.05183413124413191e-2, 2.33520497626869185e-3)
+
+
 def _erf(x):
-    """Error function, elementwise (NumPy has none; math.erf is scalar)."""
-    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    """Error function, elementwise, accurate to about 1e-16 (computed in float64)."""
+    z = np.asarray(x, dtype=np.float64)
+    y = np.abs(z)
+    out = np.empty_like(y)
+    small = y <= 0.46875
+    t = y[small] ** 2
+    out[small] = z[small] * np.polyval(_ERF_SMALL_NUM, t) / np.polyval(_ERF_SMALL_DEN, t)
+    rest = ~small  # NaNs included, so that they propagate
+    out[rest] = np.copysign(1.0 - _erfc_above_half(y[rest]), z[rest])
+    return out.astype(np.result_type(x), copy=False)
+
+
+def _erfc_above_half(y):
+    """erfc(y) for y > 0.46875 (inf and NaN included)."""
+    y = np.minimum(y, 27.0)  # erfc underflows to 0 beyond 26.55
+    ratio = np.empty_like(y)
+    mid = y <= 4.0
+    ratio[mid] = np.polyval(_ERFC_MID_NUM, y[mid]) / np.polyval(_ERFC_MID_DEN, y[mid])
+    tail = ~mid
+    w = 1.0 / y[tail] ** 2
+    correction = w * np.polyval(_ERFC_TAIL_NUM, w) / np.polyval(_ERFC_TAIL_DEN, w)
+    ratio[tail] = (1.0 / math.sqrt(math.pi) - correction) / y[tail]
+    # exp(-y*y) as exp(-r*r) * exp(-(y-r)(y+r)), r = y rounded down to a multiple of 1/16,
+    # so that the rounding error of y*y is not magnified by the exponential.
+    r = np.trunc(16.0 * y) / 16.0
+    return np.exp(-r * r) * np.exp(-(y - r) * (y + r)) * ratio
 
 
 def _softplus(x):

@@ -1,4 +1,7 @@
 from layers.core.activation import Activation
 from layers.core.dense import Dense
+from layers.core.dropout import Dropout
+from layers.core.identity import Identity
+from layers.core.lambda_layer import Lambda
 
-__all__ = ["Activation", "Dense"]
+__all__ = ["Activation", "Dense", "Dropout", "Identity", "Lambda"]

@@ -1,10 +1,10 @@
 """Activation: applies an activation function as a layer of its own."""
 
-from engine import Layer
 from layers import activations
+from layers.activation._base import _ActivationLayer
 
 
-class Activation(Layer):
+class Activation(_ActivationLayer):
     """Applies ``activation`` elementwise (softmax-like ones on the last axis).
 
     Example:
@@ -16,20 +16,6 @@ class Activation(Layer):
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
-
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def call(self, inputs, training=False):
-        return self.activation(inputs)
-
-    def forward(self, inputs, training=True):
-        y = self.activation(inputs)
-        return y, (inputs, y)
-
-    def backward(self, cache, grad_outputs):
-        inputs, y = cache
-        return self.activation.gradient(inputs, y, grad_outputs), {}
 
     def get_config(self):
         config = super().get_config()

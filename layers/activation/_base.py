@@ -1,0 +1,29 @@
+"""_ActivationLayer: the shared body of the layers that apply one activation function."""
+
+from engine import Layer
+
+
+class _ActivationLayer(Layer):
+    """Applies ``self.activation`` (a function of ``layers.activations``) with
+    the keyword arguments ``self.activation_arguments()``; the output has the
+    input's shape. Subclasses set ``activation`` and their arguments."""
+
+    activation = None
+    supports_masking = True
+
+    def activation_arguments(self):
+        return {}
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def call(self, inputs, training=False):
+        return self.activation(inputs, **self.activation_arguments())
+
+    def forward(self, inputs, training=True):
+        outputs = self.activation(inputs, **self.activation_arguments())
+        return outputs, (inputs, outputs)
+
+    def backward(self, cache, grad_outputs):
+        inputs, outputs = cache
+        return self.activation.gradient(inputs, outputs, grad_outputs, **self.activation_arguments()), {}

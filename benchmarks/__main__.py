@@ -9,7 +9,7 @@ import sys
 
 from benchmarks.harness import THREADS
 
-BENCHMARKS = ["graph_build", "inference", "memory"]
+BENCHMARKS = ["graph_build", "inference", "memory", "layer_speed"]
 
 
 def main(argv):

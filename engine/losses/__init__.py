@@ -1,0 +1,63 @@
+"""Losses with Keras 3 names and numerics, each with the gradient training needs."""
+
+from engine.losses.loss import Loss
+from engine.losses.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence,
+                                         SparseCategoricalCrossentropy, binary_crossentropy,
+                                         categorical_crossentropy, kl_divergence,
+                                         sparse_categorical_crossentropy)
+from engine.losses.regression import (CosineSimilarity, Huber, MeanAbsoluteError, MeanSquaredError,
+                                      cosine_similarity, huber, mean_absolute_error, mean_squared_error)
+from engine.serialization import deserialize
+from engine.serialization import serialize as _serialize
+
+_CLASSES = {cls.__name__: cls for cls in (
+    MeanSquaredError, MeanAbsoluteError, Huber, CosineSimilarity, BinaryCrossentropy,
+    CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence,
+)}
+_ALIASES = {
+    "mse": "MeanSquaredError",
+    "mean_squared_error": "MeanSquaredError",
+    "mae": "MeanAbsoluteError",
+    "mean_absolute_error": "MeanAbsoluteError",
+    "huber": "Huber",
+    "cosine_similarity": "CosineSimilarity",
+    "bce": "BinaryCrossentropy",
+    "binary_crossentropy": "BinaryCrossentropy",
+    "categorical_crossentropy": "CategoricalCrossentropy",
+    "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
+    "kld": "KLDivergence",
+    "kl_divergence": "KLDivergence",
+}
+
+
+def get(identifier):
+    """Returns a Loss from a name (``"mse"``), a config dict, a Loss (or Loss class) or None.
+
+    Example:
+        >>> get("sparse_categorical_crossentropy").name
+        'sparse_categorical_crossentropy'
+    """
+    if identifier is None or isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier):
+        raise TypeError(
+            f"Could not use {identifier!r} as a loss: training needs a Loss with a gradient. "
+            "Subclass engine.losses.Loss and implement call(y_true, y_pred) and "
+            "backward(y_true, y_pred, grad)."
+        )
+    return deserialize("loss", identifier, _CLASSES, _ALIASES)
+
+
+def serialize(loss):
+    """``{"class_name": ..., "config": ...}`` for a Loss (None for None)."""
+    return None if loss is None else _serialize(loss)
+
+
+__all__ = [
+    "Loss", "MeanSquaredError", "MeanAbsoluteError", "Huber", "CosineSimilarity", "BinaryCrossentropy",
+    "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence", "mean_squared_error",
+    "mean_absolute_error", "huber", "cosine_similarity", "binary_crossentropy", "categorical_crossentropy",
+    "sparse_categorical_crossentropy", "kl_divergence", "get", "serialize",
+]

@@ -1,0 +1,186 @@
+"""The Loss base class: per-sample losses, Keras 3's sample weighting and
+reduction, and the gradient of the reduced loss with respect to ``y_pred``."""
+
+import numpy as np
+
+from engine.dtypes import dtype_kind, dtype_name
+from engine.naming import to_snake_case, unique_name
+from engine.ops import unbroadcast
+
+EPSILON = 1e-7
+REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
+
+
+class Loss:
+    """Base class of losses.
+
+    Subclasses implement ``call(y_true, y_pred)``, the per-sample losses, and
+    ``backward(y_true, y_pred, grad)``, the gradient with respect to ``y_pred``
+    given ``grad``, the gradient with respect to those per-sample losses. Both
+    receive ``y_pred`` in the loss's dtype and the two arrays brought to the
+    same rank the way Keras does. The base class weighs, reduces and
+    differentiates exactly as Keras 3:
+
+    - ``"sum_over_batch_size"`` and ``"mean"``: sum of weighted losses divided
+      by their number of elements;
+    - ``"sum"``: sum of weighted losses;
+    - ``"mean_with_sample_weight"``: sum of weighted losses divided by the sum
+      of the sample weights;
+    - ``"none"`` or None: the weighted per-sample losses (``gradient`` then
+      differentiates their sum).
+
+    Args:
+        name: the loss name; by default the snake-case class name, made unique.
+        reduction: one of the reductions above.
+        dtype: the dtype of the computation; by default that of ``y_pred``
+            (float32 when ``y_pred`` is not floating).
+
+    Example:
+        >>> import numpy as np
+        >>> class Absolute(Loss):
+        ...     def call(self, y_true, y_pred):
+        ...         return np.abs(y_pred - y_true).sum(axis=-1)
+        ...     def backward(self, y_true, y_pred, grad):
+        ...         return grad[..., None] * np.sign(y_pred - y_true)
+        >>> float(Absolute()(np.zeros((2, 2)), np.array([[1.0, -1.0], [2.0, 0.0]])))
+        2.0
+    """
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        if reduction not in REDUCTIONS:
+            raise ValueError(
+                f"Invalid value for argument `reduction` of {type(self).__name__}: expected one of "
+                f"{', '.join(map(repr, REDUCTIONS))}. Received: reduction={reduction!r}"
+            )
+        if dtype is not None and dtype_kind(dtype) != "f":
+            raise ValueError(
+                f"{type(self).__name__} computes in a floating dtype, received dtype={dtype!r}. "
+                "Pass a float dtype such as 'float32', or None to follow y_pred."
+            )
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.reduction = reduction
+        self.dtype = None if dtype is None else dtype_name(dtype)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """Returns the reduced loss: a NumPy scalar of the loss dtype (an array for ``"none"``)."""
+        _, _, _, values, weights = self._weighted_losses(y_true, y_pred, sample_weight)
+        weighted = values if weights is None else values * weights
+        if self.reduction in ("none", None) or weighted.ndim == 0:
+            return weighted
+        divisor = _divisor(weighted, weights, self.reduction)
+        return weighted.sum() / divisor if divisor else weighted.dtype.type(0)
+
+    def gradient(self, y_true, y_pred, sample_weight=None):
+        """Returns d(reduced loss)/d(y_pred), with the shape and dtype of ``y_pred``."""
+        y_pred = np.asarray(y_pred)
+        y_true, aligned_pred, losses, values, weights = self._weighted_losses(y_true, y_pred, sample_weight)
+        weighted = values if weights is None else values * weights
+        divisor = 1 if self.reduction in ("none", None) else _divisor(weighted, weights, self.reduction)
+        grad = np.full(weighted.shape, 1 / divisor if divisor else 0, dtype=values.dtype)
+        if weights is not None:
+            grad = unbroadcast(grad * weights, values.shape).reshape(losses.shape)
+        grad = self.backward(y_true, aligned_pred, grad)
+        return grad.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred).")
+
+    def backward(self, y_true, y_pred, grad):
+        raise NotImplementedError(
+            f"{type(self).__name__} has no backward, so it cannot be trained with: implement "
+            "backward(y_true, y_pred, grad), the gradient with respect to y_pred given the "
+            "gradient with respect to the per-sample losses."
+        )
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, reduction={self.reduction}>"
+
+    def _mask(self, y_true, y_pred):
+        """Which per-sample losses count (None: all); Keras' mask on the losses."""
+        return None
+
+    def _weighted_losses(self, y_true, y_pred, sample_weight):
+        """The aligned ``y_true`` and ``y_pred``, the per-sample losses, and the
+        losses and weights brought to the same rank (weights None without any)."""
+        y_pred = np.asarray(y_pred)
+        dtype = self.dtype or (y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype("float32"))
+        y_true, y_pred = squeeze_or_expand_to_same_rank(np.asarray(y_true), y_pred.astype(dtype, copy=False))
+        losses = values = np.asarray(self.call(y_true, y_pred))
+        weights = _merge_mask(sample_weight, self._mask(y_true, y_pred), losses.dtype, self.reduction)
+        if weights is not None:
+            values, weights = squeeze_or_expand_to_same_rank(losses, weights)
+            try:
+                np.broadcast_shapes(values.shape, weights.shape)
+            except ValueError:
+                raise ValueError(
+                    f"Loss {self.name!r}: sample_weight of shape {np.shape(sample_weight)} cannot be "
+                    f"broadcast to the per-sample losses of shape {values.shape}. Give one weight per "
+                    "sample, or one per loss value."
+                ) from None
+        return y_true, y_pred, losses, values, weights
+
+
+def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
+    """Keras' rank alignment: when the ranks differ by one and the longer array
+    ends in a size-1 axis, drops that axis (or, if the shorter array has rank
+    1 and ``expand_rank_1``, gives the shorter one a trailing axis instead)."""
+    if x1.ndim == x2.ndim + 1 and x1.shape[-1] == 1:
+        if x2.ndim == 1 and expand_rank_1:
+            return x1, x2[..., None]
+        return x1[..., 0], x2
+    if x2.ndim == x1.ndim + 1 and x2.shape[-1] == 1:
+        if x1.ndim == 1 and expand_rank_1:
+            return x1[..., None], x2
+        return x1, x2[..., 0]
+    return x1, x2
+
+
+def as_float_pair(y_true, y_pred):
+    """``y_pred`` as a float array (float32 unless already floating), ``y_true``
+    cast to its dtype, both brought to the same rank."""
+    y_pred = np.asarray(y_pred)
+    if y_pred.dtype.kind != "f":
+        y_pred = y_pred.astype("float32")
+    return squeeze_or_expand_to_same_rank(np.asarray(y_true).astype(y_pred.dtype, copy=False), y_pred)
+
+
+def clip_slope(x, low, high):
+    """The derivative of ``np.clip(x, low, high)``: 1 inside, 0 outside and, like
+    jax (and central differences), 0.5 on the bounds themselves."""
+    low, high = x.dtype.type(low), x.dtype.type(high)
+    inside = ((x > low) & (x < high)).astype(x.dtype)
+    return inside + 0.5 * ((x == low) | (x == high)).astype(x.dtype)
+
+
+def _merge_mask(sample_weight, mask, dtype, reduction):
+    """Keras' ``apply_mask``: folds a mask over the losses into the sample weights.
+    Under the averaging reductions a masked-out loss weighs 0 and a kept one
+    ``total / valid``, so the average runs over the kept losses only."""
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=dtype)
+    if mask is None:
+        return sample_weight
+    mask_weight = mask.astype(dtype)
+    if reduction in ("mean", "sum_over_batch_size"):
+        valid = mask_weight.sum()
+        mask_weight = mask_weight * (dtype.type(mask.size) / valid if valid else dtype.type(0))
+    if sample_weight is None:
+        return mask_weight
+    mask_weight, sample_weight = squeeze_or_expand_to_same_rank(mask_weight, sample_weight)
+    return sample_weight * mask_weight
+
+
+def _divisor(weighted, weights, reduction):
+    """What the summed weighted losses are divided by (a zero divisor gives a zero loss)."""
+    if reduction == "sum":
+        return 1
+    if reduction == "mean_with_sample_weight" and weights is not None:
+        return weights.sum()
+    return weighted.size

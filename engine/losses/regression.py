@@ -1,0 +1,138 @@
+"""Regression losses: mean squared and absolute error, Huber, cosine similarity.
+
+Each function returns one loss per sample (the last axis, or ``axis``, is
+reduced); each class pairs it with its gradient."""
+
+import numpy as np
+
+from engine.losses.loss import EPSILON, Loss, as_float_pair
+
+
+def mean_squared_error(y_true, y_pred):
+    """``mean(square(y_true - y_pred), axis=-1)``."""
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    return np.mean(np.square(y_true - y_pred), axis=-1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    """``mean(abs(y_true - y_pred), axis=-1)``."""
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    return np.mean(np.abs(y_true - y_pred), axis=-1)
+
+
+def huber(y_true, y_pred, delta=1.0):
+    """Mean over the last axis of ``0.5 * e**2`` where ``|e| <= delta``, else
+    ``delta * |e| - 0.5 * delta**2``, with ``e = y_pred - y_true``."""
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    error = y_pred - y_true
+    abs_error = np.abs(error)
+    return np.mean(np.where(abs_error <= delta, 0.5 * np.square(error), delta * abs_error - 0.5 * delta**2), axis=-1)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """``-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)``: -1 for
+    aligned vectors, 0 when either is zero."""
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    return -np.sum(_l2_normalize(y_true, axis)[0] * _l2_normalize(y_pred, axis)[0], axis=axis)
+
+
+def _l2_normalize(x, axis):
+    """``x / max(||x||, epsilon)`` along ``axis``, with the inverse norm and
+    whether the norm exceeded epsilon (the scale then depends on ``x``)."""
+    square_sum = np.sum(np.square(x), axis=axis, keepdims=True)
+    inverse_norm = 1 / np.sqrt(np.maximum(square_sum, x.dtype.type(EPSILON**2)))
+    return x * inverse_norm, inverse_norm, square_sum > x.dtype.type(EPSILON**2)
+
+
+class MeanSquaredError(Loss):
+    """Mean of squared errors over the last axis.
+
+    Example:
+        >>> import numpy as np
+        >>> loss = MeanSquaredError()
+        >>> round(float(loss(np.array([1.0, 0.0, 1.0]), np.array([0.9, 0.1, 0.8]))), 4)
+        0.02
+        >>> loss.gradient(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))
+        array([[-0.5,  0.5]])
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+
+    def call(self, y_true, y_pred):
+        return mean_squared_error(y_true, y_pred)
+
+    def backward(self, y_true, y_pred, grad):
+        return grad[..., None] * (2 / y_pred.shape[-1]) * (y_pred - y_true.astype(y_pred.dtype))
+
+
+class MeanAbsoluteError(Loss):
+    """Mean of absolute errors over the last axis.
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(MeanAbsoluteError()(np.array([1.0, 0.3, 1.0]), np.array([1.9, 0.3, 1.8]))), 4)
+        0.5667
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+
+    def call(self, y_true, y_pred):
+        return mean_absolute_error(y_true, y_pred)
+
+    def backward(self, y_true, y_pred, grad):
+        return grad[..., None] * (np.sign(y_pred - y_true.astype(y_pred.dtype)) / y_pred.shape[-1])
+
+
+class Huber(Loss):
+    """Huber loss: quadratic for errors up to ``delta``, linear beyond.
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(Huber()(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.6, 0.4], [0.4, 0.6]]))), 3)
+        0.155
+    """
+
+    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+        self.delta = delta
+
+    def call(self, y_true, y_pred):
+        return huber(y_true, y_pred, self.delta)
+
+    def backward(self, y_true, y_pred, grad):
+        error = y_pred - y_true.astype(y_pred.dtype)
+        slope = np.where(np.abs(error) <= self.delta, error, self.delta * np.sign(error))
+        return grad[..., None] * (slope / y_pred.shape[-1])
+
+    def get_config(self):
+        return {**super().get_config(), "delta": self.delta}
+
+
+class CosineSimilarity(Loss):
+    """Negative cosine similarity along ``axis``: minimizing it aligns the vectors.
+
+    Example:
+        >>> import numpy as np
+        >>> loss = CosineSimilarity(reduction="none")
+        >>> loss(np.array([[0.0, 1.0], [1.0, 1.0]]), np.array([[1.0, 0.0], [1.0, 1.0]])).round(4)
+        array([-0., -1.])
+    """
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+        self.axis = axis
+
+    def call(self, y_true, y_pred):
+        return cosine_similarity(y_true, y_pred, self.axis)
+
+    def backward(self, y_true, y_pred, grad):
+        unit_true = _l2_normalize(y_true.astype(y_pred.dtype), self.axis)[0]
+        unit_pred, inverse_norm, scaled = _l2_normalize(y_pred, self.axis)
+        grad_unit = -np.expand_dims(grad, self.axis) * unit_true
+        radial = np.sum(grad_unit * unit_pred, axis=self.axis, keepdims=True)
+        return inverse_norm * (grad_unit - scaled * unit_pred * radial)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}

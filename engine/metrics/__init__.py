@@ -1,0 +1,67 @@
+"""Stateful metrics with Keras 3 names and numerics."""
+
+from engine.metrics.accuracy import (Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
+                                     SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, binary_accuracy,
+                                     categorical_accuracy, sparse_categorical_accuracy,
+                                     sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from engine.metrics.auc import AUC
+from engine.metrics.confusion import Precision, Recall
+from engine.metrics.metric import Metric
+from engine.metrics.reduction import Mean, MeanMetricWrapper
+from engine.metrics.regression import MeanAbsoluteError, MeanSquaredError
+from engine.serialization import deserialize
+from engine.serialization import serialize as _serialize
+
+_CLASSES = {cls.__name__: cls for cls in (
+    Mean, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, Precision, Recall, AUC,
+)}
+_ALIASES = {
+    "mean": "Mean",
+    "accuracy": "Accuracy",
+    "acc": "Accuracy",
+    "binary_accuracy": "BinaryAccuracy",
+    "categorical_accuracy": "CategoricalAccuracy",
+    "sparse_categorical_accuracy": "SparseCategoricalAccuracy",
+    "top_k_categorical_accuracy": "TopKCategoricalAccuracy",
+    "sparse_top_k_categorical_accuracy": "SparseTopKCategoricalAccuracy",
+    "mse": "MeanSquaredError",
+    "mean_squared_error": "MeanSquaredError",
+    "mae": "MeanAbsoluteError",
+    "mean_absolute_error": "MeanAbsoluteError",
+    "precision": "Precision",
+    "recall": "Recall",
+    "auc": "AUC",
+}
+
+
+def get(identifier):
+    """Returns a Metric from a name (``"auc"``), a config dict, a Metric (or
+    Metric class), a per-sample function ``fn(y_true, y_pred)`` (wrapped in a
+    MeanMetricWrapper named after it) or None.
+
+    Example:
+        >>> get("sparse_categorical_accuracy").name
+        'sparse_categorical_accuracy'
+    """
+    if identifier is None or isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if callable(identifier) and not isinstance(identifier, type):
+        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", None))
+    return deserialize("metric", identifier, _CLASSES, _ALIASES)
+
+
+def serialize(metric):
+    """``{"class_name": ..., "config": ...}`` for a Metric (None for None)."""
+    return None if metric is None else _serialize(metric)
+
+
+__all__ = [
+    "Metric", "Mean", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
+    "SparseCategoricalAccuracy", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError",
+    "MeanAbsoluteError", "Precision", "Recall", "AUC", "binary_accuracy", "categorical_accuracy",
+    "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "get",
+    "serialize",
+]

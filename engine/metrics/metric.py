@@ -1,0 +1,86 @@
+"""The Metric base class, and the two array helpers its subclasses share."""
+
+import numpy as np
+
+from engine.dtypes import dtype_kind, dtype_name
+from engine.naming import to_snake_case, unique_name
+
+
+class Metric:
+    """Base class of stateful metrics, as in Keras 3.
+
+    ``update_state(y_true, y_pred, sample_weight=None)`` accumulates a batch,
+    ``result()`` reads the metric over everything accumulated so far and
+    ``reset_state()`` forgets it. Subclasses implement the three and call
+    ``reset_state()`` at the end of their ``__init__`` to create their state.
+
+    Args:
+        name: the metric name; by default the snake-case class name, made unique.
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    Example:
+        >>> import numpy as np
+        >>> class Maximum(Metric):
+        ...     def __init__(self, name="maximum", dtype=None):
+        ...         super().__init__(name=name, dtype=dtype)
+        ...         self.reset_state()
+        ...     def update_state(self, y_true, y_pred, sample_weight=None):
+        ...         self.maximum = max(self.maximum, float(np.max(y_pred)))
+        ...     def result(self):
+        ...         return self.maximum
+        ...     def reset_state(self):
+        ...         self.maximum = float("-inf")
+        >>> Maximum()(None, np.array([0.5, 2.0]))
+        2.0
+    """
+
+    def __init__(self, name=None, dtype=None):
+        dtype = dtype or "float32"
+        if dtype_kind(dtype) != "f":
+            raise ValueError(
+                f"{type(self).__name__} accumulates in a floating dtype, received dtype={dtype!r}. "
+                "Pass a float dtype such as 'float32'."
+            )
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.dtype = dtype_name(dtype)
+
+    def update_state(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must implement update_state.")
+
+    def result(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement result.")
+
+    def reset_state(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement reset_state.")
+
+    def __call__(self, *args, **kwargs):
+        """Updates the state with one batch and returns the result."""
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+def divide_no_nan(numerator, denominator):
+    """``numerator / denominator``, with 0 wherever the denominator is 0."""
+    numerator, denominator = np.broadcast_arrays(numerator, denominator)
+    return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator != 0)
+
+
+def broadcast_weights(metric, sample_weight, shape):
+    """``sample_weight`` broadcast to ``shape``, or a ValueError naming ``metric``."""
+    try:
+        return np.broadcast_to(sample_weight, shape)
+    except ValueError:
+        raise ValueError(
+            f"Metric {metric.name!r}: sample_weight of shape {np.shape(sample_weight)} cannot be "
+            f"broadcast to the values of shape {tuple(shape)}. Give one weight per sample."
+        ) from None

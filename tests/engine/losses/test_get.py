@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+from engine import losses
+from tests.engine.losses.oracle import keras
+
+NAMES = {
+    "mse": losses.MeanSquaredError, "mean_squared_error": losses.MeanSquaredError,
+    "mae": losses.MeanAbsoluteError, "mean_absolute_error": losses.MeanAbsoluteError,
+    "huber": losses.Huber, "binary_crossentropy": losses.BinaryCrossentropy, "bce": losses.BinaryCrossentropy,
+    "categorical_crossentropy": losses.CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": losses.SparseCategoricalCrossentropy,
+    "kl_divergence": losses.KLDivergence, "kld": losses.KLDivergence, "cosine_similarity": losses.CosineSimilarity,
+}
+CONFIGURED = [
+    losses.MeanSquaredError(reduction="sum", name="squared"),
+    losses.MeanAbsoluteError(reduction=None),
+    losses.Huber(delta=0.3, reduction="mean_with_sample_weight"),
+    losses.CosineSimilarity(axis=0),
+    losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.1, axis=1),
+    losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.2),
+    losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=255, reduction="sum"),
+    losses.KLDivergence(reduction="mean"),
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_names_give_the_keras_class_with_keras_names(name):
+    loss = losses.get(name)
+    assert type(loss) is NAMES[name]
+    assert loss.name == getattr(keras.losses, type(loss).__name__)().name
+
+
+@pytest.mark.parametrize("loss", CONFIGURED, ids=lambda loss: type(loss).__name__)
+def test_config_and_serialize_round_trip(loss):
+    clone = type(loss).from_config(loss.get_config())
+    assert clone.get_config() == loss.get_config()
+    assert losses.get(losses.serialize(loss)).get_config() == loss.get_config()
+
+
+@pytest.mark.parametrize("loss", CONFIGURED, ids=lambda loss: type(loss).__name__)
+def test_configs_saved_by_keras_load(loss):
+    config = loss.get_config()
+    theirs = getattr(keras.losses, type(loss).__name__)(**config)
+    keras_config = keras.losses.serialize(theirs)
+    ours = losses.get(keras_config)
+    assert type(ours) is type(loss)
+    assert set(ours.get_config().items()) >= set(keras_config["config"].items())
+
+
+def test_objects_classes_and_none_pass_through():
+    loss = losses.Huber()
+    assert losses.get(loss) is loss
+    assert type(losses.get(losses.Huber)) is losses.Huber
+    assert losses.get(None) is None and losses.serialize(None) is None
+
+
+def test_unknown_names_and_plain_functions_are_refused_with_a_fix():
+    with pytest.raises(ValueError, match=r"Unknown loss: 'msee' \(known: .*\). Did you mean 'mse'\?"):
+        losses.get("msee")
+    with pytest.raises(TypeError, match=r"training needs a Loss with a gradient. Subclass engine.losses.Loss"):
+        losses.get(lambda y_true, y_pred: np.sum(y_pred))

@@ -54,7 +54,7 @@ class CompiledLoss:
                 if bad.size:
                     raise ValueError(
                         f"Output {name!r} uses sparse categorical cross-entropy over {classes} classes, so labels "
-                        f"must be in [0, {classes}); received label {bad.flat[0]!r}."
+                        f"must be in [0, {classes}); received label {bad.flat[0].item()!r}."
                     )
 
 

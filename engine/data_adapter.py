@@ -37,8 +37,9 @@ class TrainingData:
 
 
 def prepare(model, x, y=None, sample_weight=None, class_weight=None):
-    """Checks and aligns user data; returns TrainingData."""
-    xs = model._standardize_inputs(x)
+    """Checks and aligns user data (floats cast to the inputs' dtypes, as a call
+    does); returns TrainingData."""
+    xs = [a if a.dtype == t.dtype else a.astype(t.dtype) for a, t in zip(model._standardize_inputs(x), model.inputs)]
     ys = None if y is None else _standardize_targets(model, y)
     sizes = {"x": [len(a) for a in xs]}
     if ys is not None:

@@ -80,9 +80,10 @@ class Functional(Model):
 
     @property
     def output_names(self):
+        outputs = self.plan.outputs
         if isinstance(self._outputs_struct, dict):
             return sorted(self._outputs_struct)
-        return [t._keras_history.layer.name for t in self.plan.outputs]
+        return [t._keras_history.layer.name for t in outputs]
 
     # ------------------------------------------------------------- execution
     def call(self, inputs, training=False):

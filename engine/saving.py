@@ -178,7 +178,7 @@ def _compile_from_config(model, config, path):
             return [structure(v, module) for v in value]
         if isinstance(value, dict) and "class_name" not in value:
             return {k: structure(v, module) for k, v in value.items()}
-        return None if value is None else module.get(value)
+        return value if value is None or isinstance(value, str) else module.get(value)
 
     model.compile(
         optimizer=optimizers.get(config.get("optimizer", "rmsprop")),

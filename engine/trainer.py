@@ -97,18 +97,19 @@ class Trainer:
         extra = [ProgressLogger(_verbosity(verbose))] if _verbosity(verbose) else []
         steps = math.ceil(data.size / batch_size)
         callback_list = CallbackList(
-            [history, *(callbacks or []), *extra], self,
+            [*extra, *(callbacks or []), history], self,
             {"epochs": epochs, "steps": steps, "batch_size": batch_size, "samples": data.size},
         )
         self.stop_training = False
         rng = random_generator()
-        callback_list.on_train_begin()
+        logs = {}
+        callback_list.on_train_begin({})
         for epoch in range(initial_epoch, epochs):
             tracker = _LossTracker(self.compiled_loss.names)
             self.compiled_metrics.reset()
-            callback_list.on_epoch_begin(epoch)
+            callback_list.on_epoch_begin(epoch, {})
             for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
-                callback_list.on_train_batch_begin(step)
+                callback_list.on_train_batch_begin(step, {})
                 tracker.add(*self._train_batch(batch))
                 callback_list.on_train_batch_end(step, {**tracker.logs(), **self.compiled_metrics.results()})
                 if self.stop_training:
@@ -120,7 +121,7 @@ class Trainer:
             callback_list.on_epoch_end(epoch, logs)
             if self.stop_training:
                 break
-        callback_list.on_train_end()
+        callback_list.on_train_end(logs)
         return history
 
     def _evaluate_data(self, data, batch_size, callback_list=None):
@@ -128,7 +129,7 @@ class Trainer:
         self.compiled_metrics.reset()
         for step, batch in enumerate(data.batches(batch_size)):
             if callback_list:
-                callback_list.on_test_batch_begin(step)
+                callback_list.on_test_batch_begin(step, {})
             tracker.add(*self._test_batch(batch))
             if callback_list:
                 callback_list.on_test_batch_end(step, tracker.logs())
@@ -141,7 +142,7 @@ class Trainer:
         data = prepare(self, x, y, sample_weight)
         self.compiled_loss.check_targets(data.y, self)
         callback_list = CallbackList(callbacks or [], self, {"steps": math.ceil(data.size / batch_size)})
-        callback_list.on_test_begin()
+        callback_list.on_test_begin({})
         logs = self._evaluate_data(data, batch_size, callback_list)
         callback_list.on_test_end(logs)
         if _verbosity(verbose):
@@ -155,13 +156,13 @@ class Trainer:
         """Runs the model over ``x`` in batches; returns outputs in the model's output structure."""
         data = prepare(self, x)
         callback_list = CallbackList(callbacks or [], self, {"steps": math.ceil(data.size / batch_size)})
-        callback_list.on_predict_begin()
+        callback_list.on_predict_begin({})
         chunks = []
         for step, batch in enumerate(data.batches(batch_size)):
-            callback_list.on_predict_batch_begin(step)
+            callback_list.on_predict_batch_begin(step, {})
             chunks.append(self.plan.run(batch.x, training=False))
             callback_list.on_predict_batch_end(step, {"outputs": chunks[-1]})
-        callback_list.on_predict_end()
+        callback_list.on_predict_end({})
         flat = [np.concatenate(parts) for parts in zip(*chunks)]
         return self._pack_outputs(flat)
 

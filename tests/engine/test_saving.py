@@ -250,3 +250,27 @@ def test_corrupted_bytes_either_load_or_raise_the_documented_error(tmp_path_fact
         _load_bytes(tmp_path_factory.mktemp("b"), bytes(raw))
     except ModelFormatError as error:
         assert str(error)
+
+
+def test_training_resumes_from_a_saved_compiled_model_exactly(tmp_path):
+    from engine.utils import set_random_seed
+
+    rng = np.random.default_rng(7)
+    batches = [(rng.normal(size=(8, 3)), rng.integers(0, 2, size=(8,))) for _ in range(6)]
+    set_random_seed(3)
+    x = Input(shape=(3,))
+    model = Model(x, Dense(2, activation="softmax")(Dense(5, activation="relu")(x)))
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    for data, labels in batches[:3]:
+        model.train_on_batch(data, labels)
+    model.save(tmp_path / "midway.nw")
+    with zipfile.ZipFile(tmp_path / "midway.nw") as archive:
+        assert "optimizer.npz" in archive.namelist()
+    resumed = load_model(tmp_path / "midway.nw")
+    assert resumed.optimizer.iterations == 3
+    for data, labels in batches[3:]:
+        assert resumed.train_on_batch(data, labels) == model.train_on_batch(data, labels)
+    for mine, theirs in zip(model.get_weights(), resumed.get_weights()):
+        np.testing.assert_array_equal(mine, theirs)
+    uncompiled = load_model(tmp_path / "midway.nw", compile=False)
+    assert getattr(uncompiled, "optimizer", None) is None

@@ -1,0 +1,226 @@
+"""compile / fit / evaluate / predict: behaviour on small problems, and against Keras 3."""
+
+import numpy as np
+import pytest
+
+from engine import Input, Model, Sequential
+from engine.utils import set_random_seed
+from layers import BatchNormalization, Dense
+from tests.layers.oracle import keras
+
+
+def _xor():
+    x = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 16, "float32")
+    return x, np.logical_xor(x[:, 0], x[:, 1]).astype("float32")[:, None]
+
+
+def test_xor_is_learned_by_an_mlp():
+    set_random_seed(0)
+    x, y = _xor()
+    inputs = Input(shape=(2,))
+    model = Model(inputs, Dense(1, activation="sigmoid")(Dense(8, activation="tanh")(inputs)))
+    model.compile(optimizer=_adam(0.02), loss="binary_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y, epochs=150, batch_size=8, verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+    assert history.history["accuracy"][-1] == 1.0
+    assert len(history.history["loss"]) == 150
+
+
+def test_linear_regression_recovers_known_weights():
+    set_random_seed(1)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(256, 3)).astype("float32")
+    y = x @ np.array([[2.0], [-1.0], [0.5]], "float32") + 3.0
+    model = Sequential([Input(shape=(3,)), Dense(1)])
+    model.compile(optimizer=_sgd(0.1), loss="mse")
+    model.fit(x, y, epochs=60, batch_size=32, verbose=0)
+    kernel, bias = model.get_weights()
+    np.testing.assert_allclose(kernel.ravel(), [2.0, -1.0, 0.5], atol=1e-3)
+    np.testing.assert_allclose(bias, [3.0], atol=1e-3)
+
+
+def _adam(rate):
+    from engine.optimizers import Adam
+
+    return Adam(learning_rate=rate)
+
+
+def _sgd(rate):
+    from engine.optimizers import SGD
+
+    return SGD(learning_rate=rate)
+
+
+def _two_headed():
+    a = Input(shape=(3,), name="a")
+    b = Input(shape=(2,), name="b")
+    h = Dense(4, activation="relu", name="h")(a) + Dense(4, name="hb")(b)
+    return Model({"a": a, "b": b}, {"score": Dense(1, name="score")(h), "label": Dense(3, activation="softmax", name="label")(h)})
+
+
+def test_multi_input_multi_output_fit_with_dicts_and_loss_weights():
+    set_random_seed(2)
+    model = _two_headed()
+    model.compile(optimizer="adam", loss={"score": "mse", "label": "sparse_categorical_crossentropy"},
+                  loss_weights={"score": 0.5, "label": 2.0}, metrics={"label": ["accuracy"]})
+    rng = np.random.default_rng(1)
+    x = {"a": rng.normal(size=(40, 3)), "b": rng.normal(size=(40, 2))}
+    y = {"score": rng.normal(size=(40, 1)), "label": rng.integers(0, 3, size=(40,))}
+    history = model.fit(x, y, epochs=2, batch_size=8, verbose=0, validation_split=0.25)
+    assert set(history.history) == {"loss", "label_loss", "score_loss", "label_accuracy", "val_loss",
+                                    "val_label_loss", "val_score_loss", "val_label_accuracy"}
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert logs["loss"] == pytest.approx(0.5 * logs["score_loss"] + 2.0 * logs["label_loss"], rel=1e-5)
+
+
+def _keras_twin(model):
+    x = keras.Input(shape=(3,))
+    twin = keras.Model(x, keras.layers.Dense(3, activation="softmax")(keras.layers.Dense(4, activation="tanh")(x)))
+    twin.set_weights(model.get_weights())
+    return twin
+
+
+def _classifier():
+    x = Input(shape=(3,))
+    return Model(x, Dense(3, activation="softmax")(Dense(4, activation="tanh")(x)))
+
+
+def test_sample_weight_and_class_weight_change_the_loss_as_keras_does():
+    model = _classifier()
+    twin = _keras_twin(model)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(24, 3)).astype("float32")
+    y = rng.integers(0, 3, size=(24,))
+    weights = rng.uniform(0.1, 2.0, size=(24,)).astype("float32")
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    twin.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    ours = model.evaluate(x, y, sample_weight=weights, batch_size=24, verbose=0)
+    theirs = twin.evaluate(x, y, sample_weight=weights, batch_size=24, verbose=0)
+    assert ours == pytest.approx(theirs, rel=1e-5)
+    class_weight = {0: 0.2, 1: 1.0, 2: 3.0}
+    ours = model.train_on_batch(x, y, class_weight=class_weight)
+    theirs = twin.train_on_batch(x, y, class_weight=class_weight)
+    assert ours == pytest.approx(float(theirs), rel=1e-5)
+    for mine, keras_weight in zip(model.get_weights(), twin.get_weights()):
+        np.testing.assert_allclose(mine, np.asarray(keras_weight), rtol=1e-5, atol=1e-6)
+
+
+def test_train_test_and_predict_on_batch_match_fit_machinery():
+    model = _classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x = np.random.default_rng(4).normal(size=(8, 3))
+    y = np.array([0, 1, 2, 0, 1, 2, 0, 1])
+    loss, accuracy = model.test_on_batch(x, y)
+    assert 0.0 <= accuracy <= 1.0 and loss > 0
+    before = model.get_weights()
+    model.train_on_batch(x, y)
+    assert not np.array_equal(before[0], model.get_weights()[0])
+    np.testing.assert_array_equal(model.predict_on_batch(x), model(x))
+    np.testing.assert_allclose(model.predict(x, batch_size=3, verbose=0), model(x), rtol=1e-6)
+    assert set(model.test_on_batch(x, y, return_dict=True)) == {"loss", "accuracy"}
+
+
+def test_frozen_layers_keep_their_weights_bit_for_bit():
+    set_random_seed(5)
+    x = Input(shape=(3,))
+    frozen = Dense(4, name="frozen")
+    norm = BatchNormalization(name="norm")
+    model = Model(x, Dense(1, name="head")(norm(frozen(x))))
+    frozen.trainable = False
+    norm.trainable = False
+    model.compile(optimizer="adam", loss="mse")
+    before = [w.copy() for w in frozen.get_weights() + norm.get_weights()]
+    head_before = model.get_layer("head").get_weights()[0].copy()
+    rng = np.random.default_rng(0)
+    model.fit(rng.normal(size=(32, 3)), rng.normal(size=(32, 1)), epochs=2, verbose=0)
+    for old, new in zip(before, frozen.get_weights() + norm.get_weights()):
+        np.testing.assert_array_equal(old, new)  # moving statistics included: frozen BN uses them
+    assert not np.array_equal(head_before, model.get_layer("head").get_weights()[0])
+
+
+def test_regularizer_losses_are_added_to_the_total():
+    x = Input(shape=(2,))
+    model = Model(x, Dense(1, kernel_regularizer="l2", name="d")(x))
+    model.compile(optimizer="sgd", loss="mse")
+    data, target = np.ones((4, 2)), np.zeros((4, 1))
+    plain = float(np.mean((model(data) - target) ** 2))
+    assert model.evaluate(data, target, verbose=0) == pytest.approx(plain + sum(model.losses), rel=1e-6)
+
+
+def test_a_nan_loss_is_reported_in_the_logs_and_stops_with_terminate_on_nan():
+    from engine.callbacks import TerminateOnNaN
+
+    model = _classifier()
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.ones((8, 3))
+    y = np.full((8, 3), np.nan)
+    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0)
+    assert len(history.history["loss"]) == 3 and np.isnan(history.history["loss"][-1])
+    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[TerminateOnNaN()])
+    assert len(history.history["loss"]) == 1
+
+
+def test_an_exception_during_the_update_leaves_no_weight_half_updated(monkeypatch):
+    model = _classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    x, y = np.ones((4, 3)), np.zeros(4)
+    model.train_on_batch(x, y)
+    before = model.get_weights()
+    slots = [v.value for v in model.optimizer.variables]
+    calls = []
+    original = type(model.optimizer).update_step
+
+    def failing_update(self, gradient, variable, learning_rate):
+        calls.append(variable.path)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        original(self, gradient, variable, learning_rate)
+
+    monkeypatch.setattr(type(model.optimizer), "update_step", failing_update)
+    with pytest.raises(KeyboardInterrupt):
+        model.train_on_batch(x, y)
+    for old, new in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(old, new)
+    for old, variable in zip(slots, model.optimizer.variables):
+        np.testing.assert_array_equal(old, variable.value)
+
+
+@pytest.mark.parametrize("problem, message", [
+    (dict(x=np.ones((5, 3)), y=np.zeros(4)), r"Data cardinality is ambiguous: 'x' sizes: \[5\]; 'y' sizes: \[4\]"),
+    (dict(x=np.ones((5, 3)), y=np.array([0, 1, 2, 3, 0])), r"labels must be in \[0, 3\); received label 3"),
+    (dict(x={"wrong": np.ones((5, 3))}, y=np.zeros(5)), r"expects inputs named \['input_layer'\]; received keys \['wrong'\]"),
+])
+def test_bad_training_data_fails_before_any_weight_changes(problem, message):
+    model = _classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    before = model.get_weights()
+    with pytest.raises(ValueError, match=message):
+        model.fit(**problem, verbose=0)
+    for old, new in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(old, new)
+
+
+def test_compile_errors():
+    model = _two_headed()
+    with pytest.raises(ValueError, match=r"received loss for outputs \['scroe'\], but model .* has no such output. "
+                                         r"Its outputs are \['label', 'score'\]"):
+        model.compile(loss={"scroe": "mse"})
+    with pytest.raises(ValueError, match="received 3 loss for a model with 2 outputs"):
+        model.compile(loss=["mse", "mse", "mse"])
+    with pytest.raises(RuntimeError, match=r"You must call compile\(\) on model .* before fit\(\)"):
+        _classifier().fit(np.ones((2, 3)), np.zeros(2))
+
+
+def test_verbose_modes(capsys):
+    model = _classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x, y = np.ones((8, 3)), np.zeros(8)
+    model.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    assert capsys.readouterr() == ("", "")
+    model.fit(x, y, epochs=2, batch_size=4, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("Epoch 1/2 - ") and "ms/step - loss: " in lines[0]
+    assert "accuracy: " in lines[0]
+    model.fit(x, y, epochs=1, batch_size=4, verbose=1)
+    bar = capsys.readouterr().err
+    assert "Epoch 1/1" in bar and "2/2" in bar and "loss: " in bar

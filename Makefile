@@ -13,7 +13,7 @@ system-deps:
 	@command -v dot >/dev/null 2>&1 || bash .ci/install-graphviz
 
 demo: $(BIN)/python system-deps
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e ".[demo]"
 	$(BIN)/nodeweave demo
 
 test: $(BIN)/python system-deps

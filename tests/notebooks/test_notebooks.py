@@ -1,0 +1,26 @@
+"""Every notebook in notebooks/ runs from top to bottom without an error."""
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(path, monkeypatch, tmp_path):
+    # The kernel is started as `python`: make it this environment's interpreter.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    notebook = nbformat.read(path, as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    errors = [output for cell in notebook.cells for output in cell.get("outputs", []) if output.output_type == "error"]
+    assert not errors
+
+
+def test_there_are_the_four_notebooks():
+    assert [p.stem for p in NOTEBOOKS] == ["01_functional_api", "02_connectivity", "03_training", "04_custom_layers"]

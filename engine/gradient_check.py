@@ -10,12 +10,14 @@ import numpy as np
 
 from engine import tree
 
+ZERO_GRADIENT_FLOOR = 1e-7
+
 
 class GradientCheckReport:
     """The relative error of each checked gradient, by name (``input 0``, ``dense/kernel``).
 
-    The relative error of a tensor is ``||analytic - numeric|| / max(||analytic||, ||numeric||)``
-    over the elements checked.
+    The relative error of a tensor is ``||analytic - numeric|| / max(||analytic||, ||numeric||, 1e-7)``
+    over the elements checked (the floor only matters for gradients that are zero).
     """
 
     def __init__(self, errors):
@@ -110,5 +112,7 @@ def _compare(array, analytic, loss, epsilon, samples, rng, name):
         flat[index] = saved
         numeric[position] = (upper - lower) / (2 * epsilon)
     analytic = np.asarray(analytic, dtype=np.float64).reshape(-1)[indices]
-    scale = max(np.linalg.norm(analytic), np.linalg.norm(numeric))
-    return float(np.linalg.norm(analytic - numeric) / scale) if scale > 0 else 0.0
+    # The floor keeps a gradient that is truly zero (only rounding noise on both
+    # sides) from reading as a relative error of 1.
+    scale = max(np.linalg.norm(analytic), np.linalg.norm(numeric), ZERO_GRADIENT_FLOOR)
+    return float(np.linalg.norm(analytic - numeric) / scale)

@@ -2,10 +2,15 @@
 
 from layers import activations
 from layers.activation import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from layers.attention import Attention, MultiHeadAttention
+from layers.convolutional import (Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, DepthwiseConv2D,
+                                  SeparableConv2D)
 from layers.core import Activation, Dense, Dropout, Identity, Lambda
 from layers.embedding import Embedding
 from layers.merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
                             concatenate, dot, maximum, minimum, multiply, subtract)
+from layers.pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, GlobalAveragePooling2D,
+                            GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
 from layers.normalization import BatchNormalization, GroupNormalization, LayerNormalization, UnitNormalization
 from layers.regularization import (ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D,
                                    SpatialDropout2D)
@@ -13,6 +18,9 @@ from layers.reshaping import (Cropping1D, Cropping2D, Flatten, Permute, RepeatVe
                               UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 
 __all__ = [
+    "Attention", "AveragePooling1D", "AveragePooling2D", "Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose",
+    "Conv3D", "DepthwiseConv2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "MultiHeadAttention", "SeparableConv2D",
     "ActivityRegularization", "Activation", "Add", "Average", "BatchNormalization", "Concatenate", "Cropping1D",
     "Cropping2D", "Dense", "Dot", "Dropout", "ELU", "Embedding", "Flatten", "GaussianDropout", "GaussianNoise",
     "GroupNormalization", "Identity", "Lambda", "LayerNormalization", "LeakyReLU", "Maximum", "Minimum",

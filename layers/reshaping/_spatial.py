@@ -1,43 +1,9 @@
-"""Helpers shared by the reshaping layers: Keras' argument standardization
-(``data_format``, integer tuples, per-axis pairs) and the index arithmetic of
-cropping and zero-padding, which are each other's backward pass."""
+"""Helpers shared by the reshaping layers: per-axis (before, after) pairs and the
+index arithmetic of cropping and zero-padding, which are each other's backward pass."""
 
 import numpy as np
 
-_DATA_FORMATS = ("channels_first", "channels_last")
-
-
-def standardize_data_format(data_format):
-    """``None`` means ``"channels_last"``; otherwise one of the two names, any case."""
-    if data_format is None:
-        return "channels_last"
-    value = str(data_format).lower()
-    if value not in _DATA_FORMATS:
-        raise ValueError(
-            "The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
-            f"Received: data_format={data_format!r}"
-        )
-    return value
-
-
-def standardize_tuple(value, n, name, allow_zero=False):
-    """An integer (repeated ``n`` times) or ``n`` integers, as a tuple of ints that are
-    positive (``>= 0`` with ``allow_zero``)."""
-    message = f"The `{name}` argument must be a tuple of {n} integers. Received: {name}={value!r}"
-    if is_int(value):
-        values = (int(value),) * n
-    else:
-        try:
-            values = tuple(value)
-        except TypeError:
-            raise ValueError(message) from None
-        if len(values) != n or not all(is_int(v) for v in values):
-            raise ValueError(message)
-        values = tuple(int(v) for v in values)
-    if min(values) < (0 if allow_zero else 1):
-        requirement = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{message}, including values that do not satisfy `value {requirement}`")
-    return values
+from layers._arguments import is_int, standardize_tuple
 
 
 def standardize_pairs(value, name):
@@ -75,6 +41,3 @@ def zero_pad(x, axes, pairs):
     return np.pad(x, widths)
 
 
-def is_int(value):
-    """Whether ``value`` is an integer (a Python or NumPy one, not a bool)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

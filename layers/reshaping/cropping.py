@@ -1,8 +1,8 @@
 """Cropping1D and Cropping2D: remove rows at both ends of the spatial axes."""
 
 from engine import InputSpec, Layer
-from layers.reshaping._spatial import (crop, spatial_axes, standardize_data_format, standardize_pairs,
-                                       standardize_tuple, zero_pad)
+from layers._arguments import standardize_data_format, standardize_tuple
+from layers.reshaping._spatial import crop, spatial_axes, standardize_pairs, zero_pad
 
 
 class _Cropping(Layer):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from engine import InputSpec, Layer
-from layers.reshaping._spatial import standardize_data_format
+from layers._arguments import standardize_data_format
 
 
 class Flatten(Layer):

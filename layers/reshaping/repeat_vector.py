@@ -3,7 +3,7 @@
 import numpy as np
 
 from engine import InputSpec, Layer
-from layers.reshaping._spatial import is_int
+from layers._arguments import is_int
 
 
 class RepeatVector(Layer):

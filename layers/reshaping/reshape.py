@@ -3,7 +3,7 @@
 import math
 
 from engine import Layer
-from layers.reshaping._spatial import is_int
+from layers._arguments import is_int
 
 
 class Reshape(Layer):

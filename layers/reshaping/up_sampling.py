@@ -5,7 +5,8 @@ import functools
 import numpy as np
 
 from engine import InputSpec, Layer
-from layers.reshaping._spatial import is_int, spatial_axes, standardize_data_format, standardize_tuple
+from layers._arguments import is_int, standardize_data_format, standardize_tuple
+from layers.reshaping._spatial import spatial_axes
 
 _INTERPOLATIONS = ("nearest", "bilinear")
 

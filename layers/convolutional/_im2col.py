@@ -1,0 +1,170 @@
+"""Sliding windows over channels-last arrays, shared by every convolution and pooling layer.
+
+Arrays are ``(batch, *spatial, channels)``. A window geometry is a kernel size,
+strides and a dilation rate per spatial axis, and ``pads``, one ``(before,
+after)`` pair per axis (``after`` may be negative: the end of the input is then
+never reached by a window).
+
+- ``windows`` views a padded input as ``(batch, *out, *kernel, channels)``
+  without copying (im2col before the copy); ``col2im`` sums window values,
+  laid out ``(*kernel, batch, *out, channels)``, back onto the input positions,
+  looping over the kernel taps only.
+- ``conv`` is one (grouped) matmul of the copied windows with the kernel;
+  ``conv_input_grad`` and ``conv_kernel_grad`` are its backward pass. A
+  transposed convolution is ``conv_input_grad`` run forward, and its backward
+  is ``conv`` and ``conv_kernel_grad``.
+"""
+
+import itertools
+
+import numpy as np
+
+
+def effective_size(kernel_size, dilation_rate):
+    """The span of each dilated kernel axis: ``(k - 1) * d + 1``."""
+    return tuple((k - 1) * d + 1 for k, d in zip(kernel_size, dilation_rate))
+
+
+def output_spatial(spatial, kernel_size, strides, dilation_rate, pads):
+    """Number of window positions per axis (``None`` for an unknown size)."""
+    return tuple(
+        None if n is None else (n + before + after - e) // s + 1
+        for n, e, s, (before, after) in zip(spatial, effective_size(kernel_size, dilation_rate), strides, pads)
+    )
+
+
+def padding_pads(spatial, kernel_size, strides, dilation_rate, padding):
+    """The ``(before, after)`` pads of Keras' ``padding`` names on jax: none for
+    ``"valid"``, all before for ``"causal"``, and lax's SAME for ``"same"``: the
+    fewest pads that give ``ceil(size / stride)`` outputs, the odd one at the end."""
+    pads = []
+    for n, e, s in zip(spatial, effective_size(kernel_size, dilation_rate), strides):
+        if padding == "valid" or n is None:
+            pads.append((0, 0))
+        elif padding == "causal":
+            pads.append((e - 1, 0))
+        else:
+            total = max((-(-n // s) - 1) * s + e - n, 0)
+            pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def transpose_pads(spatial, kernel_size, strides, dilation_rate, padding, output_padding):
+    """A transposed convolution as Keras computes it on jax, written as the input
+    gradient of a convolution: returns ``(pads, out_spatial)``, the pads of that
+    convolution and the spatial size of its input (the transposed output).
+
+    Keras pads the stride-dilated input by ``(left, right)`` before a valid
+    convolution with the flipped kernel; that is the input gradient of a
+    convolution padded by ``(span - 1 - left, span - 1 - right)``.
+    """
+    pads, out = [], []
+    output_padding = output_padding or (None,) * len(kernel_size)
+    for n, e, s, extra in zip(spatial, effective_size(kernel_size, dilation_rate), strides, output_padding):
+        if padding == "valid":
+            left, right = e - 1, e - 1 + (max(e, s) - e if extra is None else extra)
+        else:
+            total = s + e - 2 if extra is None else e + e % 2 - 2 + extra
+            left = min(total - total // 2, e - 1)
+            right = total - left
+        pads.append((e - 1 - left, e - 1 - right))
+        out.append(None if n is None else (n - 1) * s + left + right - e + 2)
+    return tuple(pads), tuple(out)
+
+
+def pad(x, pads, value=0.0):
+    """Pads the spatial axes of ``x`` by the non-negative parts of ``pads`` (no copy without pads)."""
+    widths = [(0, 0)] + [(before, max(after, 0)) for before, after in pads] + [(0, 0)]
+    if not any(before or after for before, after in widths):
+        return x
+    return np.pad(x, widths, constant_values=value)
+
+
+def crop(x, pads, spatial):
+    """Inverse of ``pad``: the ``spatial``-sized region after the ``before`` pads."""
+    index = (slice(None),) + tuple(slice(before, before + n) for (before, _), n in zip(pads, spatial))
+    return x[index]
+
+
+def windows(padded, kernel_size, strides, dilation_rate, out):
+    """Read-only view ``(batch, *out, *kernel_size, channels)`` of a padded input:
+    window position ``o`` and tap ``t`` read index ``o * stride + t * dilation``."""
+    rank = len(kernel_size)
+    step = padded.strides
+    shape = (padded.shape[0],) + tuple(out) + tuple(kernel_size) + (padded.shape[-1],)
+    view_strides = ((step[0],) + tuple(step[1 + i] * strides[i] for i in range(rank))
+                    + tuple(step[1 + i] * dilation_rate[i] for i in range(rank)) + (step[-1],))
+    return np.lib.stride_tricks.as_strided(padded, shape, view_strides, writeable=False)
+
+
+def col2im(cols, canvas_spatial, kernel_size, strides, dilation_rate):
+    """Sums window values ``cols`` of shape ``(*kernel_size, batch, *out, *channels)``
+    onto a zero canvas ``(batch, *canvas_spatial, *channels)``: the adjoint of
+    ``windows``, one strided add per kernel tap (taps lead, so each add reads
+    contiguous memory)."""
+    rank = len(kernel_size)
+    out = cols.shape[rank + 1:2 * rank + 1]
+    canvas = np.zeros(cols.shape[rank:rank + 1] + tuple(canvas_spatial) + cols.shape[2 * rank + 1:], cols.dtype)
+    for tap in itertools.product(*(range(k) for k in kernel_size)):
+        target = (slice(None),) + tuple(
+            slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilation_rate, out, strides)
+        )
+        canvas[target] += cols[tap]
+    return canvas
+
+
+def window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate):
+    """Gradient of an input of spatial size ``spatial`` given the gradient of its
+    padded ``windows``: col2im onto the padded input, then the pads cropped."""
+    canvas = tuple(n + before + max(after, 0) for n, (before, after) in zip(spatial, pads))
+    return crop(col2im(grad_cols, canvas, kernel_size, strides, dilation_rate), pads, spatial)
+
+
+def conv(x, kernel, strides, dilation_rate, pads, groups=1):
+    """Cross-correlation of ``x`` (``(batch, *spatial, in)``) with ``kernel``
+    (``(*kernel_size, in // groups, out)``), as one batched matmul over the groups.
+
+    Returns ``(outputs, cols)``: outputs ``(batch, *out_spatial, out)`` and the
+    im2col matrices ``(groups, positions, taps * in // groups)``, which
+    ``conv_kernel_grad`` needs.
+    """
+    kernel_size = kernel.shape[:-2]
+    padded = pad(x, pads)
+    out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
+    view = windows(padded, kernel_size, strides, dilation_rate, out)
+    view = view.reshape(view.shape[:-1] + (groups, -1))
+    cols = np.moveaxis(view, -2, 0).reshape(groups, -1, kernel[..., 0].size)
+    outputs = np.matmul(cols, _grouped_kernel(kernel, groups))
+    return np.moveaxis(outputs, 0, 1).reshape((x.shape[0],) + out + (-1,)), cols
+
+
+def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups=1):
+    """Gradient of ``conv``'s input of spatial size ``spatial`` given the gradient
+    of its outputs: the transposed product, one batched matmul giving each kernel
+    tap's contribution, summed back onto the input by col2im."""
+    kernel_size = kernel.shape[:-2]
+    rank = len(kernel_size)
+    per_tap = kernel.reshape((-1, kernel.shape[-2], groups, kernel.shape[-1] // groups)).transpose(0, 2, 3, 1)
+    grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups), per_tap)
+    grad_cols = grad_cols.reshape(kernel_size + (groups,) + grad_outputs.shape[:-1] + (-1,))
+    grad = window_grad(np.moveaxis(grad_cols, rank, -2), pads, spatial, kernel_size, strides, dilation_rate)
+    return grad.reshape(grad.shape[:1 + rank] + (-1,))
+
+
+def conv_kernel_grad(cols, grad_outputs, kernel_shape):
+    """Gradient of ``conv``'s kernel: ``cols^T @ grad_outputs`` per group."""
+    groups = cols.shape[0]
+    grad = np.matmul(np.swapaxes(cols, 1, 2), _grouped_outputs(grad_outputs, groups))
+    grad = grad.reshape((groups,) + tuple(kernel_shape[:-1]) + (-1,))
+    return np.moveaxis(grad, 0, -2).reshape(kernel_shape)
+
+
+def _grouped_kernel(kernel, groups):
+    """``(*kernel_size, in_per_group, out)`` as ``(groups, taps * in_per_group, out_per_group)``."""
+    split = kernel.reshape(kernel.shape[:-1] + (groups, -1))
+    return np.moveaxis(split, -2, 0).reshape(groups, kernel[..., 0].size, -1)
+
+
+def _grouped_outputs(outputs, groups):
+    """``(batch, *out, channels)`` as ``(groups, positions, channels_per_group)``."""
+    return np.moveaxis(outputs.reshape(-1, groups, outputs.shape[-1] // groups), 1, 0)

@@ -1,0 +1,67 @@
+"""SimpleRNN: ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)``."""
+
+import numpy as np
+
+from layers.recurrent._rnn import _Recurrent
+
+
+class SimpleRNN(_Recurrent):
+    """A fully connected recurrent layer whose output is fed back as the next step's state.
+
+    Args:
+        units: positive integer, size of the output and of the state.
+        activation: activation of the new state (``"tanh"``).
+        use_bias: whether to add a bias vector.
+        kernel_initializer, recurrent_initializer, bias_initializer: initializers.
+        kernel_regularizer, recurrent_regularizer, bias_regularizer: weight penalties.
+        kernel_constraint, recurrent_constraint, bias_constraint: weight projections.
+        dropout: fraction of the input features dropped in training (one mask per call,
+            shared by all time steps).
+        recurrent_dropout: fraction of the state units dropped before the recurrent matmul.
+        return_sequences: return the output of every step ``(batch, timesteps, units)``
+            instead of the last one ``(batch, units)``.
+        return_state: also return the final state: ``[output, state]``.
+        go_backwards: process the sequence from its end; as in Keras 3, the returned
+            sequence is in processing order (reversed).
+        stateful: only False is supported.
+        unroll: accepted for compatibility; it has no effect.
+        zero_output_for_mask: output zeros (instead of the previous output) at masked steps.
+        seed: seed of the dropout masks.
+
+    Call arguments: ``inputs`` of shape ``(batch, timesteps, features)``, or the list
+    ``[inputs, initial_state]`` (gradients then reach the initial state);
+    ``initial_state`` (no gradient reaches it); ``mask`` ``(batch, timesteps)``:
+    masked steps keep the previous state; ``training``.
+
+    Weights, in order: ``kernel`` ``(features, units)``, ``recurrent_kernel``
+    ``(units, units)``, ``bias`` ``(units,)``, as in Keras 3.
+
+    Example:
+        >>> import numpy as np
+        >>> SimpleRNN(4)(np.ones((2, 5, 3), "float32")).shape
+        (2, 4)
+    """
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
+                 return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 zero_output_for_mask=False, seed=None, **kwargs):
+        super().__init__(
+            units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
+            kernel_regularizer, recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
+            bias_constraint, dropout, recurrent_dropout, return_sequences, return_state, go_backwards, stateful,
+            unroll, zero_output_for_mask, seed, **kwargs,
+        )
+
+    def _step(self, xw, h_in, states):
+        z = np.add(xw, h_in @ self.recurrent_kernel.value, out=xw)
+        h = self.activation(z)
+        return [h], (h_in, z, h)
+
+    def _step_backward(self, cache, grad_states, grads):
+        h_in, z, h = cache
+        grad_z = self.activation.gradient(z, h, grad_states[0])
+        grads[self.recurrent_kernel] += h_in.T @ grad_z
+        return grad_z, grad_z @ self.recurrent_kernel.value.T, [None]

@@ -74,6 +74,21 @@ class Step:
         for slot, out_mask in zip(self.out_slots, computed):
             masks[slot] = out_mask
 
+    def gradient_slots(self, grad_in):
+        """The slots ``backward``'s input gradients go to: the tensors of the first
+        argument, or, when it returns one per tensor argument (an RNN's
+        ``initial_state=``), all of them in the order of ``node.input_tensors``."""
+        count = len(tree.flatten(grad_in))
+        if count == self.n_grad_inputs:
+            return self.in_slots[: self.n_grad_inputs]
+        if count == len(self.in_slots):
+            return self.in_slots
+        raise ValueError(
+            f"backward() of layer {self.layer.name!r} ({type(self.layer).__name__}) returned {count} input "
+            f"gradients; expected {self.n_grad_inputs} (one per tensor of its first argument) or "
+            f"{len(self.in_slots)} (one per tensor argument of the call)."
+        )
+
     def gather(self, values):
         """Returns (inputs, extra_args, kwargs) with arrays in place of tensors."""
         if self.kind == _SINGLE:
@@ -297,7 +312,7 @@ class ExecutionPlan:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
             grad_in, grad_w = step.layer.backward(tape.caches[index], grad_out)
             tape.caches[index] = None
-            for slot, grad in zip(step.in_slots[: step.n_grad_inputs], tree.flatten(grad_in)):
+            for slot, grad in zip(step.gradient_slots(grad_in), tree.flatten(grad_in)):
                 _accumulate(grads, slot, grad)
             if step.layer.trainable:
                 for variable, grad in grad_w.items():

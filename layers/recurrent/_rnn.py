@@ -7,9 +7,8 @@ backward loop); the loop over time does only the recurrent part. A subclass
 describes one step of its cell:
 
 - ``_step(xw, h_in, states) -> (new_states, cache)``: ``xw`` is the step's
-  slice of the input projection (the cell may overwrite it, e.g. with its
-  pre-activations), ``h_in`` the previous output after recurrent dropout
-  (what multiplies the recurrent kernel), ``states`` the previous states;
+  slice of the input projection, ``h_in`` the previous output after recurrent
+  dropout (what multiplies the recurrent kernel), ``states`` the previous states;
   ``cache`` is a tuple of ``(batch, k)`` arrays, which the loop copies into one
   array for the whole sequence and hands back to ``_step_backward`` as views.
 - ``_step_backward(cache, grad_new_states, grads) -> (grad_xw, grad_h_in, grad_states)``:
@@ -43,16 +42,16 @@ def as_state_list(initial_state):
 
 
 def split_inputs(layer, inputs, initial_state):
-    """``(sequences, states, states_in_inputs)`` from ``x`` or ``[x, *states]`` and ``initial_state``."""
+    """``(sequences, states)`` from ``x`` or ``[x, *states]`` and ``initial_state``."""
     if isinstance(inputs, (list, tuple)):
         if initial_state is not None:
             raise ValueError(
                 f"Layer {layer.name!r} ({type(layer).__name__}) received initial states both in its inputs "
-                "list and as initial_state=. Pass them one way: layer([x, *states]) (gradients reach "
-                "the states) or layer(x, initial_state=states)."
+                "list and as initial_state=. Pass them one way: layer([x, *states]) or "
+                "layer(x, initial_state=states)."
             )
-        return inputs[0], list(inputs[1:]), True
-    return inputs, as_state_list(initial_state), False
+        return inputs[0], list(inputs[1:])
+    return inputs, as_state_list(initial_state)
 
 
 def first_mask(mask):
@@ -182,7 +181,7 @@ class _Recurrent(Layer):
         return output_shape
 
     def compute_output_spec(self, inputs, initial_state=None, **kwargs):
-        _, states, _ = split_inputs(self, inputs, initial_state)
+        _, states = split_inputs(self, inputs, initial_state)
         if initial_state is not None:
             self._check_shapes(tuple(inputs.shape), [tuple(s.shape) for s in states])
         return super().compute_output_spec(inputs)
@@ -209,12 +208,13 @@ class _Recurrent(Layer):
         return (self.seed_generator.generator.random(shape) < keep).astype(dtype) / keep
 
     def _run(self, inputs, initial_state, mask, training, record):
-        sequences, states, states_in_inputs = split_inputs(self, inputs, initial_state)
+        sequences, states = split_inputs(self, inputs, initial_state)
         sequences = np.asarray(sequences)
         dtype = sequences.dtype
         states = [np.asarray(s, dtype=dtype) for s in states]
         self._check_shapes(sequences.shape, [s.shape for s in states])
         batch, steps, features = sequences.shape
+        states_given = bool(states)
         if not states:
             states = [np.zeros((batch, self.units), dtype) for _ in range(self._num_states)]
         input_mask = self._dropout_mask(training, self.dropout, (batch, features), dtype)
@@ -222,7 +222,8 @@ class _Recurrent(Layer):
 
         # Time-major, in processing order, so that step t reads contiguous rows.
         x = sequences.transpose(1, 0, 2)
-        keep = None if first_mask(mask) is None else np.asarray(first_mask(mask), bool).T[:, :, None]
+        mask = first_mask(mask)
+        keep = None if mask is None else np.asarray(mask, bool).T[:, :, None]
         if self.go_backwards:
             x = x[::-1]
             keep = None if keep is None else keep[::-1]
@@ -255,11 +256,11 @@ class _Recurrent(Layer):
         result = outputs if outputs is not None else output
         if self.return_state:
             result = [result, *states]
-        cache = (x, input_mask, recurrent_mask, keep, tape, columns, states_in_inputs, len(states))
+        cache = (x, input_mask, recurrent_mask, keep, tape, columns, states_given, len(states))
         return result, cache
 
     def backward(self, cache, grad_outputs):
-        x, input_mask, recurrent_mask, keep, tape, columns, states_in_inputs, num_states = cache
+        x, input_mask, recurrent_mask, keep, tape, columns, states_given, num_states = cache
         steps, batch, features = x.shape
         if self.return_state:
             grad_output, *grad_states = grad_outputs
@@ -306,7 +307,9 @@ class _Recurrent(Layer):
         if self.go_backwards:
             grad_x = grad_x[::-1]
         grad_sequences = np.ascontiguousarray(grad_x.transpose(1, 0, 2))
-        if states_in_inputs:
+        if states_given:
+            # States given in the list or as initial_state=: the engine routes
+            # one gradient per tensor argument, so both forms train the states.
             return [grad_sequences, *grad_states], grads
         return grad_sequences, grads
 

@@ -26,9 +26,9 @@ class Bidirectional(Layer):
         backward_layer: the layer to run backwards (``go_backwards=True``), when
             it should differ from a copy of ``layer``.
 
-    Call arguments: ``inputs``, or ``[inputs, *forward_states, *backward_states]``
-    (gradients reach the states); ``initial_state`` (forward states then backward
-    states; no gradient reaches them); ``mask``; ``training``. With
+    Call arguments: ``inputs``, or ``[inputs, *forward_states, *backward_states]``;
+    ``initial_state`` (forward states then backward states; gradients reach the
+    states either way); ``mask``; ``training``. With
     ``return_state``, the outputs are followed by the forward then the backward
     final states.
 
@@ -69,8 +69,8 @@ class Bidirectional(Layer):
             backward_value = getattr(self.backward_layer, attribute)
             if forward_value != backward_value:
                 raise ValueError(
-                    f'Forward layer and backward layer are expected to have the same value for attribute "{attribute}", '
-                    f'got "{forward_value}" for forward layer and "{backward_value}" for backward layer'
+                    "Forward layer and backward layer are expected to have the same value for attribute "
+                    f'"{attribute}", got "{forward_value}" for forward layer and "{backward_value}" for backward layer'
                 )
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
@@ -90,8 +90,8 @@ class Bidirectional(Layer):
                   for layer in (self.forward_layer, self.backward_layer)]
         (forward_output, *forward_states), (backward_output, *backward_states) = shapes
         if self.merge_mode == "concat":
-            last = None if None in (forward_output[-1], backward_output[-1]) else forward_output[-1] + backward_output[-1]
-            outputs = [forward_output[:-1] + (last,)]
+            sizes = (forward_output[-1], backward_output[-1])
+            outputs = [forward_output[:-1] + (None if None in sizes else sum(sizes),)]
         elif self.merge_mode is None:
             outputs = [forward_output, backward_output]
         else:
@@ -108,7 +108,7 @@ class Bidirectional(Layer):
 
     def _split(self, inputs, initial_state):
         """The forward and backward layers' inputs: ``x`` or ``[x, *their states]``."""
-        sequences, states, states_in_inputs = split_inputs(self, inputs, initial_state)
+        sequences, states = split_inputs(self, inputs, initial_state)
         if len(states) % 2:
             raise ValueError(
                 f"Layer {self.name!r} (Bidirectional) expects an even number of initial states (those of the "
@@ -116,20 +116,20 @@ class Bidirectional(Layer):
             )
         half = len(states) // 2
         if not states:
-            return sequences, sequences, states_in_inputs
-        return [sequences, *states[:half]], [sequences, *states[half:]], states_in_inputs
+            return sequences, sequences
+        return [sequences, *states[:half]], [sequences, *states[half:]]
 
     def call(self, inputs, initial_state=None, mask=None, training=False):
-        forward_inputs, backward_inputs, _ = self._split(inputs, initial_state)
+        forward_inputs, backward_inputs = self._split(inputs, initial_state)
         y = self.forward_layer.call(forward_inputs, mask=mask, training=training)
         y_rev = self.backward_layer.call(backward_inputs, mask=mask, training=training)
         return self._merge(y, y_rev)
 
     def forward(self, inputs, training=True, initial_state=None, mask=None):
-        forward_inputs, backward_inputs, states_in_inputs = self._split(inputs, initial_state)
+        forward_inputs, backward_inputs = self._split(inputs, initial_state)
         y, forward_cache = self.forward_layer.forward(forward_inputs, training=training, mask=mask)
         y_rev, backward_cache = self.backward_layer.forward(backward_inputs, training=training, mask=mask)
-        return self._merge(y, y_rev), (forward_cache, backward_cache, y, y_rev, states_in_inputs)
+        return self._merge(y, y_rev), (forward_cache, backward_cache, y, y_rev)
 
     def _merge(self, y, y_rev):
         """``[merged output(s), *forward states, *backward states]`` (one array when alone)."""
@@ -149,7 +149,7 @@ class Bidirectional(Layer):
         return self._unlist(outputs + forward_states + backward_states)
 
     def backward(self, cache, grad_outputs):
-        forward_cache, backward_cache, y, y_rev, states_in_inputs = cache
+        forward_cache, backward_cache, y, y_rev = cache
         grads = self._as_list(grad_outputs)
         y, y_rev = self._as_list(y)[0], self._as_list(y_rev)[0]
         if self.return_sequences:
@@ -175,7 +175,9 @@ class Bidirectional(Layer):
             backward_cache, [grad_y_rev, *grad_states[split:]] if self.return_state else grad_y_rev)
         forward_grads, backward_grads = self._as_list(forward_grads), self._as_list(backward_grads)
         grad_sequences = forward_grads[0] + backward_grads[0]
-        grad_inputs = [grad_sequences, *forward_grads[1:], *backward_grads[1:]] if states_in_inputs else grad_sequences
+        # With initial states (in the inputs list or as initial_state=), one gradient per state too.
+        states = [*forward_grads[1:], *backward_grads[1:]]
+        grad_inputs = [grad_sequences, *states] if states else grad_sequences
         return grad_inputs, {**forward_weights, **backward_weights}
 
     @staticmethod

@@ -30,8 +30,8 @@ class GRU(_Recurrent):
         reset_after: apply the reset gate after the recurrent matmul (Keras 3's
             default, with separate input and recurrent biases) or before it.
 
-    Call arguments: ``inputs`` ``(batch, timesteps, features)`` or ``[inputs, h0]``
-    (gradients reach ``h0``); ``initial_state`` (no gradient reaches it); ``mask``; ``training``.
+    Call arguments: ``inputs`` ``(batch, timesteps, features)`` or ``[inputs, h0]``;
+    ``initial_state`` (gradients reach ``h0`` either way); ``mask``; ``training``.
 
     Weights, in order: ``kernel`` ``(features, 3 * units)``, ``recurrent_kernel``
     ``(units, 3 * units)``, ``bias`` ``(2, 3 * units)`` (input bias, recurrent bias)
@@ -77,17 +77,17 @@ class GRU(_Recurrent):
             recurrent_zr = recurrent[:, :2 * u]
         else:
             recurrent_zr = h_in @ kernel[:, :2 * u]
-        zr_in = np.add(xw[:, :2 * u], recurrent_zr, out=xw[:, :2 * u])
+        zr_in = xw[:, :2 * u] + recurrent_zr
         zr = self.recurrent_activation(zr_in)
         z, r = zr[:, :u], zr[:, u:]
         if self.reset_after:
             # What r multiplies: the recurrent projection of the candidate block.
             reset_input = recurrent[:, 2 * u:]
-            hh_in = np.add(xw[:, 2 * u:], r * reset_input, out=xw[:, 2 * u:])
+            hh_in = xw[:, 2 * u:] + r * reset_input
         else:
             # What the recurrent kernel multiplies: the reset state.
             reset_input = r * h_in
-            hh_in = np.add(xw[:, 2 * u:], reset_input @ kernel[:, 2 * u:], out=xw[:, 2 * u:])
+            hh_in = xw[:, 2 * u:] + reset_input @ kernel[:, 2 * u:]
         hh = self.activation(hh_in)
         h = hh + z * (h_prev - hh)
         return [h], (h_in, h_prev, zr_in, zr, reset_input, hh_in, hh)

@@ -28,9 +28,9 @@ class LSTM(_Recurrent):
         return_sequences, return_state, go_backwards, stateful, unroll,
             zero_output_for_mask: as for SimpleRNN; the states are ``[h, c]``.
 
-    Call arguments: ``inputs`` ``(batch, timesteps, features)`` or ``[inputs, h0, c0]``
-    (gradients reach ``h0`` and ``c0``: use this form for encoder-decoder models);
-    ``initial_state=[h0, c0]`` (no gradient reaches them); ``mask``; ``training``.
+    Call arguments: ``inputs`` ``(batch, timesteps, features)`` or ``[inputs, h0, c0]``;
+    ``initial_state=[h0, c0]`` (gradients reach the states either way, so an
+    encoder-decoder trains its encoder); ``mask``; ``training``.
 
     Weights, in order: ``kernel`` ``(features, 4 * units)``, ``recurrent_kernel``
     ``(units, 4 * units)``, ``bias`` ``(4 * units,)``, as in Keras 3.
@@ -74,7 +74,7 @@ class LSTM(_Recurrent):
     def _step(self, xw, h_in, states):
         c_prev = states[1]
         u = self.units
-        z = np.add(xw, h_in @ self.recurrent_kernel.value, out=xw)
+        z = xw + h_in @ self.recurrent_kernel.value
         input_forget = self.recurrent_activation(z[:, :2 * u])
         candidate = self.activation(z[:, 2 * u:3 * u])
         output_gate = self.recurrent_activation(z[:, 3 * u:])

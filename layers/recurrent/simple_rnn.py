@@ -1,7 +1,5 @@
 """SimpleRNN: ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)``."""
 
-import numpy as np
-
 from layers.recurrent._rnn import _Recurrent
 
 
@@ -25,12 +23,12 @@ class SimpleRNN(_Recurrent):
             sequence is in processing order (reversed).
         stateful: only False is supported.
         unroll: accepted for compatibility; it has no effect.
-        zero_output_for_mask: output zeros (instead of the previous output) at masked steps.
         seed: seed of the dropout masks.
+        zero_output_for_mask: output zeros (instead of the previous output) at masked steps.
 
     Call arguments: ``inputs`` of shape ``(batch, timesteps, features)``, or the list
-    ``[inputs, initial_state]`` (gradients then reach the initial state);
-    ``initial_state`` (no gradient reaches it); ``mask`` ``(batch, timesteps)``:
+    ``[inputs, initial_state]``; ``initial_state`` (gradients reach the initial state
+    either way); ``mask`` ``(batch, timesteps)``:
     masked steps keep the previous state; ``training``.
 
     Weights, in order: ``kernel`` ``(features, units)``, ``recurrent_kernel``
@@ -47,7 +45,7 @@ class SimpleRNN(_Recurrent):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 zero_output_for_mask=False, seed=None, **kwargs):
+                 seed=None, zero_output_for_mask=False, **kwargs):
         super().__init__(
             units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
             kernel_regularizer, recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
@@ -56,7 +54,7 @@ class SimpleRNN(_Recurrent):
         )
 
     def _step(self, xw, h_in, states):
-        z = np.add(xw, h_in @ self.recurrent_kernel.value, out=xw)
+        z = xw + h_in @ self.recurrent_kernel.value
         h = self.activation(z)
         return [h], (h_in, z, h)
 

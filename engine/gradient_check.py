@@ -10,14 +10,14 @@ import numpy as np
 
 from engine import tree
 
-ZERO_GRADIENT_FLOOR = 1e-7
-
 
 class GradientCheckReport:
     """The relative error of each checked gradient, by name (``input 0``, ``dense/kernel``).
 
-    The relative error of a tensor is ``||analytic - numeric|| / max(||analytic||, ||numeric||, 1e-7)``
-    over the elements checked (the floor only matters for gradients that are zero).
+    The relative error of a tensor is ``||analytic - numeric|| / max(||analytic||, ||numeric||, 1)``
+    over the elements checked: relative for gradients of norm above 1, absolute
+    below (Caffe's GradientChecker scale), so a gradient that is truly zero does
+    not read as a relative error of 1.
     """
 
     def __init__(self, errors):
@@ -112,7 +112,8 @@ def _compare(array, analytic, loss, epsilon, samples, rng, name):
         flat[index] = saved
         numeric[position] = (upper - lower) / (2 * epsilon)
     analytic = np.asarray(analytic, dtype=np.float64).reshape(-1)[indices]
-    # The floor keeps a gradient that is truly zero (only rounding noise on both
-    # sides) from reading as a relative error of 1.
-    scale = max(np.linalg.norm(analytic), np.linalg.norm(numeric), ZERO_GRADIENT_FLOOR)
+    # Caffe's GradientChecker scale: a gradient smaller than 1 is judged by its
+    # absolute error, so one that is truly zero (only rounding noise on both
+    # sides) does not read as a relative error of 1.
+    scale = max(np.linalg.norm(analytic), np.linalg.norm(numeric), 1.0)
     return float(np.linalg.norm(analytic - numeric) / scale)

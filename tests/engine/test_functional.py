@@ -101,8 +101,8 @@ def test_sub_model_from_a_tensor_inside_a_nested_model():
     # `hidden` lives in the inner graph; the model reaches it through inner's call on `scaled`.
     probe = Model(x, hidden)
     assert [step.layer.name for step in probe.plan.steps] == ["multiply", "hidden"]
-    data = np.random.rand(2, 3)
-    np.testing.assert_allclose(probe(data), inner.get_layer("hidden")(data * 3.0), rtol=1e-6)
+    data = np.random.default_rng(0).random((2, 3)).astype("float32")
+    np.testing.assert_allclose(probe(data), inner.get_layer("hidden")(data * np.float32(3.0)), rtol=1e-6)
 
 
 def test_training_flag_reaches_every_layer_including_nested():

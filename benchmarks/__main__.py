@@ -9,7 +9,7 @@ import sys
 
 from benchmarks.harness import THREADS
 
-BENCHMARKS = ["graph_build", "inference", "memory", "layer_speed"]
+BENCHMARKS = ["graph_build", "graph_width", "inference", "memory", "layer_speed", "layer_families", "training", "saving"]
 
 
 def main(argv):

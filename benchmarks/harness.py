@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 THREADS = os.environ.get("NODEWEAVE_BENCH_THREADS", "1")
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(os.environ.get("NODEWEAVE_BENCH_RESULTS", Path(__file__).parent / "results"))
 
 
 def pin_threads():
@@ -71,3 +71,14 @@ def save(name, payload):
 
 def row(*cells):
     print("  ".join(f"{c:>14}" if not isinstance(c, str) else f"{c:>14}" for c in cells))
+
+
+def load_torch():
+    """PyTorch with its threads pinned like everyone else's, or None when it is not installed
+    (it comes with the ``bench`` extra)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(int(THREADS))
+    return torch

@@ -111,9 +111,11 @@ def save_model(model, path):
         files["optimizer.npz"] = _npz_bytes(store)
 
     def write(handle):
-        with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with zipfile.ZipFile(handle, "w") as archive:
             for name, content in files.items():
-                archive.writestr(name, content)
+                # JSON shrinks well; float arrays hardly do, and deflating them is slow.
+                compression = zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED
+                archive.writestr(name, content, compress_type=compression)
 
     _atomic_write(path, write)
 

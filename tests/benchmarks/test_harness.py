@@ -1,0 +1,52 @@
+"""Every benchmark runs at its smallest size and writes its fields (timings are not checked)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.__main__ import BENCHMARKS
+from benchmarks.harness import measure, summarize
+
+ROOT = Path(__file__).parents[2]
+ROW_FIELDS = {
+    "graph_build": {"depth", "nodeweave_us_per_layer", "keras_us_per_layer"},
+    "graph_width": {"width", "nodeweave_us_per_branch", "keras_us_per_branch"},
+    "inference": {"batch", "seconds", "ratio_to_numpy", "keras_ratio_to_numpy", "goal"},
+    "memory": {"depth", "peak_mb", "activation_mb"},
+    "layer_speed": {"layer", "seconds", "ratio_to_numpy", "goal"},
+    "layer_families": {"case", "seconds", "ratio_to_torch", "goal"},
+    "training": {"model", "nodeweave_seconds_per_epoch", "nodeweave_test_accuracy", "torch_seconds_per_epoch", "goal"},
+    "saving": {"model", "save_seconds", "load_seconds", "file_bytes"},
+}
+
+
+def test_every_benchmark_has_its_fields_listed():
+    assert set(BENCHMARKS) == set(ROW_FIELDS)
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_benchmark_smoke_run_writes_its_fields(name, tmp_path):
+    env = {**os.environ, "NODEWEAVE_BENCH_RESULTS": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", f"benchmarks.{name}", "--smoke"], cwd=ROOT, env=env, check=True,
+                   capture_output=True, text=True)
+    result = json.loads((tmp_path / f"{name}.json").read_text())
+    assert result["benchmark"] == name and result["date"]
+    assert {"cores", "threads", "blas", "numpy"} <= set(result["machine"])
+    assert result["rows"] and all(ROW_FIELDS[name] <= set(row) for row in result["rows"])
+
+
+def test_measure_alternates_contenders_and_reports_median_and_spread():
+    calls = []
+    result = measure({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3, warmup=1)
+    assert calls == ["a", "b"] * 4
+    assert set(result) == {"a", "b"} and set(result["a"]) == {"median", "min", "max"}
+    assert summarize([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0}
+
+
+def test_unknown_benchmark_names_are_refused():
+    run = subprocess.run([sys.executable, "-m", "benchmarks", "nope"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode != 0 and "Unknown benchmark(s) ['nope']" in run.stderr

@@ -42,6 +42,9 @@ class InputLayer(Layer):
     def backward(self, cache, grad_outputs):
         return grad_outputs, {}
 
+    def flops(self, input_shapes, output_shapes):
+        return 0
+
     def get_config(self):
         return {"batch_shape": list(self.batch_shape), "dtype": self.dtype, "name": self.name}
 

@@ -72,15 +72,18 @@ class Layer(Module):
             raise ValueError(
                 f"{type(self).__name__} expects name to be a non-empty string without '/', received {name!r}."
             )
-        self.name = name or unique_name(to_snake_case(type(self).__name__))
-        self.dtype = dtype_name(dtype or "float32")
-        self._trainable = trainable
-        self.built = False
-        self.input_spec = None
-        self._inbound_nodes = []
-        self._outbound_nodes = []
-        self._batch_input_shape = _batch_input_shape(kwargs)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
+        # Plain fields, set without Module's attribute tracking (graph building speed).
+        self.__dict__.update(
+            name=name or unique_name(to_snake_case(type(self).__name__)),
+            dtype=dtype_name(dtype or "float32"),
+            _trainable=trainable,
+            built=False,
+            input_spec=None,
+            _inbound_nodes=[],
+            _outbound_nodes=[],
+            _batch_input_shape=_batch_input_shape(kwargs),
+            activity_regularizer=regularizers.get(activity_regularizer),
+        )
 
     def __init_subclass__(cls, **kwargs):
         # Built-in layers are registered by name; a layer built by hand
@@ -261,6 +264,11 @@ class Layer(Module):
             "forward(self, inputs, training=True) -> (outputs, cache) and "
             "backward(self, cache, grad_outputs) -> (grad_inputs, {variable: grad})."
         )
+
+    def flops(self, input_shapes, output_shapes):
+        """Forward FLOPs of one call on inputs and outputs of these concrete shapes
+        (lists of tuples); a multiply-add counts 2. None when the layer has no formula."""
+        return None
 
     def get_config(self):
         """The arguments that recreate this layer (without its weights)."""
@@ -447,16 +455,14 @@ def _batch_input_shape(kwargs):
     return None
 
 
-_TRAINING_ARG = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _accepts_training(cls):
     """Whether ``cls.call`` takes a ``training`` argument (the seed's SimpleDense does not)."""
-    accepts = _TRAINING_ARG.get(cls)
-    if accepts is None:
-        parameters = inspect.signature(cls.call).parameters
-        accepts = "training" in parameters or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
-        )
-        _TRAINING_ARG[cls] = accepts
-    return accepts
+    parameters = inspect.signature(cls.call).parameters
+    return "training" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+@functools.lru_cache(maxsize=None)
+def _accepts_mask(cls):
+    """Whether ``cls.call`` takes a ``mask`` argument, so the plan passes masks to it."""
+    return "mask" in inspect.signature(cls.call).parameters

@@ -1,6 +1,7 @@
 """Operator layers: what ``x + y``, ``x * 2.0``, ``x @ w``, ``-x`` and ``x[:, 0]``
 on KerasTensors add to the graph. Each is an ordinary layer, with a backward."""
 
+import math
 from itertools import zip_longest
 
 import numpy as np
@@ -137,6 +138,14 @@ class BinaryOp(Layer):
             return [grad_left, grad_right], {}
         return (grad_right if self.constant_position == "left" else grad_left), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """1 per output element; for matmul, 2 per multiply-add over the shared axis."""
+        outputs = math.prod(output_shapes[0])
+        if self.op != "matmul":
+            return outputs
+        shared = np.shape(self.constant)[-1] if self.constant_position == "left" and self.constant is not None else input_shapes[0][-1]
+        return 2 * shared * outputs
+
     def get_config(self):
         config = super().get_config()
         constant = self.constant
@@ -183,6 +192,9 @@ class Negative(Layer):
     def backward(self, cache, grad_outputs):
         return -grad_outputs, {}
 
+    def flops(self, input_shapes, output_shapes):
+        return math.prod(output_shapes[0])
+
 
 class GetItem(Layer):
     """``x[key]`` with basic indexing: ints, slices, ``None`` and ``...``."""
@@ -213,6 +225,9 @@ class GetItem(Layer):
 
     def forward(self, inputs, training=True):
         return inputs[self.key], (inputs.shape, inputs.dtype)
+
+    def flops(self, input_shapes, output_shapes):
+        return 0
 
     def backward(self, cache, grad_outputs):
         shape, dtype = cache

@@ -11,14 +11,13 @@ plan in reverse and sums gradients where a tensor fans out and across the calls
 of a shared layer.
 """
 
-import inspect
 import weakref
 
 import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
-from engine.layer import Layer, _accepts_training
+from engine.layer import Layer, _accepts_mask, _accepts_training
 
 # InputLayer -> the functional models that take its tensor as an input, so that a
 # tensor made inside a nested model can be reached through that model's call.
@@ -41,7 +40,7 @@ class Step:
         self.out_slots = out_slots
         self.free_slots = []
         self.passes_training = _accepts_training(type(self.layer))
-        self.passes_mask = "mask" in inspect.signature(type(self.layer).call).parameters
+        self.passes_mask = _accepts_mask(type(self.layer))
         args, kwargs = node.call_args, node.call_kwargs
         first = args[0] if args else None
         if len(args) == 1 and not kwargs and isinstance(first, KerasTensor):

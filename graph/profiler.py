@@ -1,26 +1,19 @@
 """profile: the FLOPs and bytes of one forward pass, call by call.
 
-A multiply-add counts as 2 FLOPs. Formulas exist for these exact classes (a
-subclass may compute something else, so it is not counted):
-
-- ``Dense``: ``2·K + 1`` per output element (``K`` inputs, the matmul and the
-  bias add; ``2·K`` without bias); its activation function is not counted.
-- ``BinaryOp``: 1 per output element for add, subtract, multiply, divide and
-  power; ``2·K`` per output element for matmul (``K`` the shared axis).
-- ``Negative``: 1 per output element; ``GetItem`` and ``InputLayer``: 0.
-
-Any other layer, or a shape with an unknown size besides the batch axis,
-gives ``None``: unknown, not guessed. Nested functional models are profiled
-through their own layers.
+A multiply-add counts as 2 FLOPs. The formulas live next to each layer's
+forward pass (``Layer.flops``): Dense and the convolutions count their
+multiply-adds and bias adds (not their activation), the operator layers one
+FLOP per output element (``2·K`` per element for matmul), InputLayer and
+GetItem none. A layer without a formula, or a shape with an unknown size
+besides the batch axis, gives ``None``: unknown, not guessed. Nested functional
+models are profiled through their own layers.
 """
 
-import functools
 import math
 
 import numpy as np
 
 from engine import InputLayer
-from engine.ops import BinaryOp, GetItem, Negative
 from graph._format import readable_size
 from graph._table import format_table
 from graph._walk import walk
@@ -96,63 +89,43 @@ def profile(model, batch_size=1) -> Profile:
     """
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"profile expects batch_size to be a positive int, received {batch_size!r}.")
-    formulas = _formulas()
     rows, weighed = [], set()
     for call in walk(model, expand_nested=True).calls:
         layer = call.layer
         if call.expanded or (call.depth and isinstance(layer, InputLayer)):
             continue  # a nested model is counted through its layers, its inputs pass data through
-        formula = formulas.get(type(layer))
         weights = 0 if id(layer) in weighed else sum(v.value.nbytes for v in layer.weights)
         weighed.add(id(layer))
         rows.append({
             "node": call.node_key,
             "layer": call.layer_key,
             "class_name": type(layer).__name__,
-            "flops": None if formula is None else formula(layer, call, batch_size),
+            "flops": _flops(layer, call, batch_size),
             "activation_bytes": _activation_bytes(call.outputs, batch_size),
             "weight_bytes": weights,
         })
     return Profile(model.name, batch_size, rows)
 
 
-@functools.cache
-def _formulas():
-    # graph depends on engine; the layer catalog is imported only when a profile is asked for.
-    from layers import Dense
-
-    return {InputLayer: _no_flops, GetItem: _no_flops, Negative: _elementwise, BinaryOp: _binary_op,
-            Dense: _dense}
-
-
 def _count(shape, batch_size):
     """Number of elements of ``shape`` with the batch axis set, or None if another size is unknown."""
-    dims = [batch_size if axis == 0 and d is None else d for axis, d in enumerate(shape)]
-    return None if None in dims else math.prod(dims)
+    dims = _concrete(shape, batch_size)
+    return None if dims is None else math.prod(dims)
 
 
-def _no_flops(layer, call, batch_size):
-    return 0
+def _concrete(shape, batch_size):
+    dims = tuple(batch_size if axis == 0 and d is None else d for axis, d in enumerate(shape))
+    return None if None in dims else dims
 
 
-def _elementwise(layer, call, batch_size):
-    return _count(call.outputs[0].shape, batch_size)
-
-
-def _binary_op(layer, call, batch_size):
-    outputs = _count(call.outputs[0].shape, batch_size)
-    if outputs is None or layer.op != "matmul":
-        return outputs
-    constant_left = layer.constant is not None and layer.constant_position == "left"
-    shared_axis = (np.shape(layer.constant) if constant_left else call.reads[0].shape)[-1]
-    return None if shared_axis is None else 2 * shared_axis * outputs
-
-
-def _dense(layer, call, batch_size):
-    outputs = _count(call.outputs[0].shape, batch_size)
-    if outputs is None:
+def _flops(layer, call, batch_size):
+    if not call.reads:
+        return 0  # a graph input computes nothing
+    inputs = [_concrete(t.shape, batch_size) for t in call.reads]
+    outputs = [_concrete(t.shape, batch_size) for t in call.outputs]
+    if None in inputs or None in outputs:
         return None
-    return outputs * (2 * call.reads[0].shape[-1] + (layer.bias is not None))
+    return layer.flops(inputs, outputs)
 
 
 def _activation_bytes(tensors, batch_size):

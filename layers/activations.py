@@ -40,6 +40,8 @@ def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 
 def _relu_grad(x, y, g, negative_slope=0.0, max_value=None, threshold=0.0):
+    if not negative_slope and max_value is None and not threshold:
+        return g * (x > 0)  # the plain relu, on the hot path of every CNN
     active = x > threshold
     if max_value is not None:
         active &= (x > 0) & (x < max_value)

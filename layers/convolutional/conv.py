@@ -1,5 +1,7 @@
 """Conv1D, Conv2D and Conv3D: (grouped) cross-correlations by im2col and one matmul."""
 
+import math
+
 from engine import constraints, initializers, regularizers
 from layers.convolutional._base import (_BaseConv, check_strides_and_dilation, from_channels_last,
                                         positive_int, to_channels_last)
@@ -56,6 +58,11 @@ class _Conv(_BaseConv):
         grad_x = conv_input_grad(grad_z, self.kernel.value, self.strides, self.dilation_rate, pads, spatial,
                                  self.groups)
         return from_channels_last(grad_x, self.data_format), grads
+
+    def flops(self, input_shapes, output_shapes):
+        """Per output element, the kernel's multiply-adds over its taps and input channels, and the bias."""
+        taps = math.prod(self.kernel.shape[:-1])
+        return math.prod(output_shapes[0]) * (2 * taps + (self.bias is not None))
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,7 @@
 """Dense: ``activation(inputs @ kernel + bias)`` on the last axis."""
 
+import math
+
 import numpy as np
 
 from engine import InputSpec, Layer, constraints, initializers, regularizers
@@ -22,7 +24,9 @@ class Dense(Layer):
     of shape ``(units,)``, as in Keras 3.
 
     Example:
-        >>> import numpy as np
+        >>> import math
+
+import numpy as np
         >>> Dense(4, activation="relu")(np.ones((2, 3))).shape
         (2, 4)
     """
@@ -90,6 +94,10 @@ class Dense(Layer):
         if self.bias is not None:
             grads[self.bias] = flat_g.sum(axis=0)
         return grad_z @ self.kernel.value.T, grads
+
+    def flops(self, input_shapes, output_shapes):
+        """The matmul (2 per multiply-add) and the bias add; the activation is not counted."""
+        return math.prod(output_shapes[0]) * (2 * input_shapes[0][-1] + (self.bias is not None))
 
     def get_config(self):
         config = super().get_config()

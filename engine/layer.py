@@ -167,8 +167,8 @@ class Layer(Module):
 
     @property
     def losses(self):
-        """The current penalties of the weight regularizers (floats)."""
-        return [v.regularizer(v.value) for v in self.weights if v.regularizer is not None]
+        """The current penalties of the trainable weights' regularizers (floats), as in Keras 3."""
+        return [v.regularizer(v.value) for v in self.trainable_weights if v.regularizer is not None]
 
     def get_weights(self):
         """Returns copies of the weight values, in ``weights`` order."""

@@ -40,12 +40,13 @@ class Trainer:
             )
 
     # -------------------------------------------------------------- one batch
-    def _train_batch(self, batch):
+    def _train_batch(self, batch, trainable):
+        """One optimizer step; ``trainable`` is the model's trainable weights (walked once per epoch)."""
         outputs, tape = self.plan.forward(batch.x, training=True)
         total, per_output, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
-        total += tape.activity_loss + sum(self.losses)
+        total += tape.activity_loss + sum(v.regularizer(v.value) for v in trainable if v.regularizer is not None)
         _, weight_grads = self.plan.backward(tape, grads)
-        variables = [v for v in self.trainable_weights if v in weight_grads or v.regularizer is not None]
+        variables = [v for v in trainable if v in weight_grads or v.regularizer is not None]
         gradients = []
         for variable in variables:
             grad = weight_grads.get(variable)
@@ -53,16 +54,16 @@ class Trainer:
                 penalty = variable.regularizer.gradient(variable.value)
                 grad = penalty if grad is None else grad + penalty
             gradients.append(grad)
-        self._apply_atomically(gradients, variables)
+        self._apply_atomically(gradients, variables, trainable)
         self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
         return total, per_output, len(batch.x[0])
 
-    def _apply_atomically(self, gradients, variables):
+    def _apply_atomically(self, gradients, variables, trainable):
         """Applies one optimizer step; an exception midway (even a KeyboardInterrupt)
         restores every weight and every optimizer slot. Optimizers replace the
         arrays they update and never write into them, so keeping references is
         enough."""
-        self.optimizer.build(self.trainable_weights)
+        self.optimizer.build(trainable)
         state = list(variables) + self.optimizer.variables
         saved = [v.value for v in state]
         try:
@@ -108,9 +109,10 @@ class Trainer:
             tracker = _LossTracker(self.compiled_loss.names)
             self.compiled_metrics.reset()
             callback_list.on_epoch_begin(epoch, {})
+            trainable = self.trainable_weights
             for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
                 callback_list.on_train_batch_begin(step, {})
-                tracker.add(*self._train_batch(batch))
+                tracker.add(*self._train_batch(batch, trainable))
                 callback_list.on_train_batch_end(step, {**tracker.logs(), **self.compiled_metrics.results()})
                 if self.stop_training:
                     break
@@ -173,7 +175,7 @@ class Trainer:
         self.compiled_loss.check_targets(data.y, self)
         self.compiled_metrics.reset()
         tracker = _LossTracker(self.compiled_loss.names)
-        tracker.add(*self._train_batch(data))
+        tracker.add(*self._train_batch(data, self.trainable_weights))
         return _batch_result({**tracker.logs(), **self.compiled_metrics.results()}, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):

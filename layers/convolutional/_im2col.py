@@ -74,10 +74,14 @@ def transpose_pads(spatial, kernel_size, strides, dilation_rate, padding, output
 
 def pad(x, pads, value=0.0):
     """Pads the spatial axes of ``x`` by the non-negative parts of ``pads`` (no copy without pads)."""
-    widths = [(0, 0)] + [(before, max(after, 0)) for before, after in pads] + [(0, 0)]
+    widths = [(before, max(after, 0)) for before, after in pads]
     if not any(before or after for before, after in widths):
         return x
-    return np.pad(x, widths, constant_values=value)
+    # A filled canvas and one slice assignment: several times faster than np.pad on small images.
+    shape = (x.shape[0],) + tuple(n + before + after for n, (before, after) in zip(x.shape[1:-1], widths)) + x.shape[-1:]
+    canvas = np.full(shape, value, x.dtype)
+    canvas[(slice(None),) + tuple(slice(before, before + n) for n, (before, _) in zip(x.shape[1:-1], widths))] = x
+    return canvas
 
 
 def crop(x, pads, spatial):

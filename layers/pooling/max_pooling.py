@@ -30,9 +30,8 @@ class _MaxPooling(_BasePooling):
         # Taps leading, one row each: the layout col2im takes back.
         taps = np.moveaxis(view, range(1 + self.rank, 1 + 2 * self.rank), range(self.rank))
         taps = taps.reshape((-1,) + taps.shape[self.rank:])
-        index = taps.argmax(axis=0)[None]
-        pooled = np.take_along_axis(taps, index, axis=0)[0]
-        return from_channels_last(pooled, self.data_format), (x.shape[1:-1], pads, index)
+        pooled = taps.max(axis=0)
+        return from_channels_last(pooled, self.data_format), (x.shape[1:-1], pads, _first_max_tap(taps, pooled)[None])
 
     def backward(self, cache, grad_outputs):
         spatial, pads, index = cache
@@ -42,6 +41,15 @@ class _MaxPooling(_BasePooling):
         grad_x = window_grad(grad_taps.reshape(self.pool_size + grad.shape), pads, spatial, self.pool_size,
                              self.strides, (1,) * self.rank)
         return from_channels_last(grad_x, self.data_format), {}
+
+
+def _first_max_tap(taps, pooled):
+    """Per window, the first tap holding the maximum: one comparison per tap, much
+    faster than ``argmax`` along the (strided) tap axis."""
+    index = np.zeros(pooled.shape, np.intp)
+    for tap in range(len(taps) - 1, -1, -1):
+        index[taps[tap] == pooled] = tap
+    return index
 
 
 class MaxPooling1D(_MaxPooling):

@@ -2,11 +2,10 @@
 
 import numbers
 
-from engine import Layer
-from layers.core.seed_generator import SeedGenerator
+from layers.core.seed_generator import _NoiseLayer, SeedGenerator
 
 
-class Dropout(Layer):
+class Dropout(_NoiseLayer):
     """Inverted dropout: in training, each unit is kept with probability
     ``1 - rate`` and scaled by ``1 / (1 - rate)``; in inference, the identity.
 
@@ -23,8 +22,6 @@ class Dropout(Layer):
         >>> Dropout(0.5, seed=1)(np.ones((2, 4)), training=True).sum(axis=1).shape
         (2,)
     """
-
-    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -61,12 +58,6 @@ class Dropout(Layer):
                 )
         return shape
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def call(self, inputs, training=False):
-        return self.forward(inputs, training=training)[0]
-
     def forward(self, inputs, training=True):
         if not training or self.rate == 0:
             return inputs, None
@@ -74,10 +65,6 @@ class Dropout(Layer):
         drawn = self.seed_generator.generator.random(self._mask_shape(inputs.shape))
         mask = (drawn < keep).astype(inputs.dtype) / keep
         return inputs * mask, mask
-
-    def backward(self, cache, grad_outputs):
-        mask = cache
-        return (grad_outputs if mask is None else grad_outputs * mask), {}
 
     def get_config(self):
         config = super().get_config()

@@ -1,7 +1,9 @@
-"""SeedGenerator: where a random layer (Dropout, GaussianNoise, ...) draws its noise."""
+"""What the random layers (Dropout, GaussianNoise, ...) share: where they draw
+their noise, and a base class for layers that perturb their input in training."""
 
 import numpy as np
 
+from engine import Layer
 from engine.utils import random_generator
 
 
@@ -27,3 +29,21 @@ class SeedGenerator:
     @property
     def generator(self) -> np.random.Generator:
         return random_generator() if self._generator is None else self._generator
+
+
+class _NoiseLayer(Layer):
+    """A shape-preserving layer that is the identity at inference. Its ``forward``
+    (``training=True``) returns ``(outputs, noise)`` where ``outputs`` depends on
+    the input as ``inputs * noise`` (dropout masks), or as ``inputs + something``
+    with ``noise=None`` (additive noise): ``backward`` follows from that."""
+
+    supports_masking = True
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def call(self, inputs, training=False):
+        return self.forward(inputs, training=training)[0]
+
+    def backward(self, cache, grad_outputs):
+        return (grad_outputs if cache is None else grad_outputs * cache), {}

@@ -3,11 +3,10 @@
 import math
 import numbers
 
-from engine import Layer
-from layers.core.seed_generator import SeedGenerator
+from layers.core.seed_generator import _NoiseLayer, SeedGenerator
 
 
-class GaussianDropout(Layer):
+class GaussianDropout(_NoiseLayer):
     """Multiplies by noise drawn from ``N(1, rate / (1 - rate))`` in training;
     the identity in inference.
 
@@ -22,8 +21,6 @@ class GaussianDropout(Layer):
         (2, 3)
     """
 
-    supports_masking = True
-
     def __init__(self, rate, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(rate, numbers.Real) or isinstance(rate, bool) or not 0 <= rate < 1:
@@ -35,22 +32,12 @@ class GaussianDropout(Layer):
         self.seed = seed
         self.seed_generator = SeedGenerator(seed)
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def call(self, inputs, training=False):
-        return self.forward(inputs, training=training)[0]
-
     def forward(self, inputs, training=True):
         if not training or self.rate == 0:
             return inputs, None
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
         noise = 1 + stddev * self.seed_generator.generator.standard_normal(inputs.shape).astype(inputs.dtype)
         return inputs * noise, noise
-
-    def backward(self, cache, grad_outputs):
-        noise = cache
-        return (grad_outputs if noise is None else grad_outputs * noise), {}
 
     def get_config(self):
         config = super().get_config()

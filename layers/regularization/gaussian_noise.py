@@ -2,11 +2,10 @@
 
 import numbers
 
-from engine import Layer
-from layers.core.seed_generator import SeedGenerator
+from layers.core.seed_generator import _NoiseLayer, SeedGenerator
 
 
-class GaussianNoise(Layer):
+class GaussianNoise(_NoiseLayer):
     """Adds noise drawn from ``N(0, stddev**2)`` in training; the identity in inference.
 
     Args:
@@ -20,8 +19,6 @@ class GaussianNoise(Layer):
         (2, 3)
     """
 
-    supports_masking = True
-
     def __init__(self, stddev, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(stddev, numbers.Real) or isinstance(stddev, bool) or not 0 <= stddev <= 1:
@@ -33,20 +30,11 @@ class GaussianNoise(Layer):
         self.seed = seed
         self.seed_generator = SeedGenerator(seed)
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def call(self, inputs, training=False):
-        return self.forward(inputs, training=training)[0]
-
     def forward(self, inputs, training=True):
         if not training or self.stddev == 0:
             return inputs, None
         noise = self.seed_generator.generator.standard_normal(inputs.shape).astype(inputs.dtype)
         return inputs + self.stddev * noise, None
-
-    def backward(self, cache, grad_outputs):
-        return grad_outputs, {}
 
     def get_config(self):
         config = super().get_config()

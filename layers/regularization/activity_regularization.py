@@ -1,10 +1,10 @@
 """ActivityRegularization: the identity, with an L1/L2 penalty on its output."""
 
-from engine import Layer
 from engine.regularizers import L1L2
+from layers.core.identity import Identity
 
 
-class ActivityRegularization(Layer):
+class ActivityRegularization(Identity):
     """Returns its input unchanged; in training, ``l1 * sum(|x|) + l2 * sum(x**2)``
     divided by the batch size is added to the loss (the layer's
     ``activity_regularizer``, which the execution plan applies).
@@ -19,24 +19,10 @@ class ActivityRegularization(Layer):
         (2, 3)
     """
 
-    supports_masking = True
-
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         super().__init__(activity_regularizer=L1L2(l1=l1, l2=l2), **kwargs)
         self.l1 = l1
         self.l2 = l2
-
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def call(self, inputs):
-        return inputs
-
-    def forward(self, inputs, training=True):
-        return inputs, None
-
-    def backward(self, cache, grad_outputs):
-        return grad_outputs, {}
 
     def get_config(self):
         config = super().get_config()

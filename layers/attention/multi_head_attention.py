@@ -24,15 +24,13 @@ class MultiHeadAttention(Layer):
 
     Two call forms:
 
-    - ``mha([query, value])`` or ``mha([query, value, key])``, the recommended
-      one: the layer is built from all the shapes, and backward returns the
-      gradients of the list, so query, value and key all train.
-    - ``mha(query, value, key=None)``, Keras' form. The engine builds a layer
-      from its first argument's shape and sends gradients only to its first
-      argument, so in this form value and key need the query's feature size,
-      and gradients are complete only for self-attention, ``mha(x, x)`` (value
-      and key the query itself; backward then returns the sum of the gradients
-      of its three uses). Backward through ``mha(query, other)`` raises.
+    - ``mha(query, value, key=None)``, Keras' form. The weights are created at
+      the first call, from the shapes of all three; backward returns one
+      gradient per tensor argument (the engine routes them), so query, value
+      and key all train. For self-attention, ``mha(x, x)``, the gradients of
+      the three uses of ``x`` are summed.
+    - ``mha([query, value])`` or ``mha([query, value, key])``: the same, with
+      the tensors as one list.
 
     Args:
         num_heads: number of attention heads.
@@ -120,11 +118,12 @@ class MultiHeadAttention(Layer):
 
     # ------------------------------------------------------------------ shapes
     def build(self, input_shape):
-        # A shape (Keras' form, built from the query alone) or a list of 2 or 3 shapes.
-        shapes = list(input_shape) if isinstance(input_shape[0], (list, tuple)) else [input_shape]
-        query = shapes[0]
-        value = shapes[1] if len(shapes) > 1 else query
-        key = shapes[2] if len(shapes) > 2 else value
+        # The list form gives all shapes here; Keras' form gives only the query's, so
+        # its weights are created at the first call, once value and key are seen.
+        if isinstance(input_shape[0], (list, tuple)) and len(input_shape) in (2, 3):
+            self._create_weights(input_shape[0], input_shape[1], input_shape[-1])
+
+    def _create_weights(self, query, value, key):
         self._check_ranks(query, value, key)
         if None in (query[-1], value[-1], key[-1]):
             raise ValueError(
@@ -170,6 +169,10 @@ class MultiHeadAttention(Layer):
                 f"Received: query_shape={tuple(query)}, value_shape={tuple(value)}"
             )
 
+    def _create_weights_once(self, query, value, key):
+        if "query_kernel" not in self.__dict__:
+            self._create_weights(query, value, key)
+
     def _check_shapes(self, query, value, key):
         """Raises unless the shapes fit each other and the projections' kernels."""
         self._check_ranks(query, value, key)
@@ -178,10 +181,7 @@ class MultiHeadAttention(Layer):
             if shape[-1] not in (None, kernel.shape[0]):
                 raise ValueError(
                     f"Layer {self.name!r} (MultiHeadAttention) was built for a {role} with {kernel.shape[0]} "
-                    f"features (last axis), but received {role}_shape={tuple(shape)}. Called as "
-                    "mha(query, value, key), the layer is built from the query's shape alone, so value and "
-                    "key need its feature size; call it as mha([query, value, key]) to build it from all "
-                    "three shapes."
+                    f"features (last axis), but received {role}_shape={tuple(shape)}."
                 )
 
     def _check_masks(self, query, value, attention_mask, input_masks):
@@ -211,6 +211,7 @@ class MultiHeadAttention(Layer):
     def compute_output_spec(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False,
                             use_causal_mask=False, mask=None):
         query, value, key, route = self._operands(query, value, key)
+        self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
         self._check_masks(query.shape, value.shape, attention_mask, _input_masks(mask, route))
         output = KerasTensor(self.compute_output_shape(query.shape), self.dtype)
@@ -224,7 +225,8 @@ class MultiHeadAttention(Layer):
 
     def _operands(self, query, value, key):
         """Returns (query, value, key, route), the route saying how backward hands the gradients back:
-        "list of 2" or "list of 3", "shared" (Keras' form, value and key are the query) or "first_only"."""
+        "list of 2" or "list of 3", "shared" (Keras' form, value and key are the query), "separate value"
+        (Keras' form, key is value) or "separate key"."""
         if isinstance(query, (list, tuple)):
             if value is not None or key is not None:
                 raise ValueError(
@@ -243,7 +245,9 @@ class MultiHeadAttention(Layer):
                 "or mha(x, x) for self-attention."
             )
         key = value if key is None else key
-        return query, value, key, "shared" if value is query and key is query else "first_only"
+        if value is query and key is query:
+            return query, value, key, "shared"
+        return query, value, key, "separate value" if key is value else "separate key"
 
     # ------------------------------------------------------------ the maths
     def call(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False, training=False,
@@ -254,6 +258,7 @@ class MultiHeadAttention(Layer):
     def forward(self, query, value=None, key=None, training=True, attention_mask=None, return_attention_scores=False,
                 use_causal_mask=False, mask=None):
         query, value, key, route = self._operands(query, value, key)
+        self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
         input_masks = _input_masks(mask, route)
         if attention_mask is not None:
@@ -284,13 +289,6 @@ class MultiHeadAttention(Layer):
 
     def backward(self, cache, grad_outputs):
         route, (query, value, key), (q, k, v), probabilities, drop, merged, return_scores = cache
-        if route == "first_only":
-            raise ValueError(
-                f"Layer {self.name!r} (MultiHeadAttention) was called as mha(query, value, key) with a value "
-                "or key other than the query. The engine passes gradients only to a layer's first argument, "
-                "so the gradients of value and key would be lost: call it as mha([query, value]) or "
-                "mha([query, value, key]) to train through it."
-            )
         grad_outputs, grad_scores = grad_outputs if return_scores else (grad_outputs, None)
         grad_outputs = grad_outputs.reshape(merged.shape[0], -1)
         grads = {self.output_kernel: (merged.T @ grad_outputs).reshape(self.output_kernel.shape)}
@@ -314,7 +312,7 @@ class MultiHeadAttention(Layer):
         grad_value = _project_backward(value, self.value_kernel, self.value_bias, grad_v, grads)
         if route == "shared":
             return grad_query + grad_value + grad_key, grads
-        if route == "list of 2":
+        if route in ("list of 2", "separate value"):
             return [grad_query, grad_value + grad_key], grads
         return [grad_query, grad_value, grad_key], grads
 

@@ -191,14 +191,17 @@ def test_keras_form_self_attention_trains_through_its_one_argument():
     key_bias_free_report(model, tensors((2, 3, 4), seed=11, dtype="float64")[0])
 
 
-def test_keras_form_cross_attention_refuses_to_drop_gradients():
-    query, value = Input(shape=(3, 4)), Input(shape=(5, 4))
-    model = Model([query, value], MultiHeadAttention(2, 2)(query, value))
-    arrays = tensors((2, 3, 4), (2, 5, 4), seed=12)
-    outputs, tape = model.forward(arrays)
-    np.testing.assert_allclose(outputs, model(arrays))  # the forward pass is right
-    with pytest.raises(ValueError, match=r"value and key would be lost: call it as mha\(\[query, value\]\)"):
-        model.backward(tape, [np.ones_like(outputs)])
+def test_keras_form_cross_attention_builds_from_all_shapes_and_trains_value_and_key():
+    query, value, key = tensors((2, 3, 6), (2, 5, 4), (2, 5, 3), seed=12)
+    assert_mha_matches_keras([query, value], keras_form=True, num_heads=2, key_dim=3)
+    assert_mha_matches_keras([query, value, key], keras_form=True, num_heads=2, key_dim=3, value_dim=2)
+    q, v, k = Input(shape=(3, 6)), Input(shape=(5, 4)), Input(shape=(5, 3))
+    pair = Model([q, v], MultiHeadAttention(2, 3)(q, v))
+    report = key_bias_free_report(pair, [x.astype("float64") for x in (query, value)])
+    assert {"input 0", "input 1"} <= set(report.errors)
+    triple = Model([q, v, k], MultiHeadAttention(2, 3)(q, v, k))
+    report = key_bias_free_report(triple, [x.astype("float64") for x in (query, value, key)])
+    assert {"input 0", "input 1", "input 2"} <= set(report.errors)
 
 
 @pytest.mark.parametrize("keras_form", [False, True])
@@ -294,8 +297,11 @@ def test_bad_config_errors():
 
 def test_bad_input_errors():
     query, value, other = tensors((2, 3, 6), (2, 5, 4), (2, 4, 4))
-    with pytest.raises(ValueError, match=r"built for a value with 6 features.*call it as mha\(\[query, value, key\]\)"):
-        MultiHeadAttention(2, 3)(query, value)
+    built = MultiHeadAttention(2, 3)
+    built(query, value)
+    with pytest.raises(ValueError, match=r"built for a value with 4 features \(last axis\), but received "
+                                         r"value_shape=\(2, 4, 6\)"):
+        built(query, np.ones((2, 4, 6), "float32"))
     with pytest.raises(ValueError, match="All dimensions of `value` and `key`, except the last one, must be equal"):
         MultiHeadAttention(2, 3)([query, value, other])
     with pytest.raises(ValueError, match="supports query, value and key of rank 3"):

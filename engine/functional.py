@@ -42,7 +42,7 @@ class Functional(Model):
         self._graph_plan = ExecutionPlan(tree.flatten(inputs), tree.flatten(outputs))
         layers = self._graph_plan.layers
         _check_unique_names(layers, self.name)
-        object.__setattr__(self, "_modules", list(layers))
+        self._modules = list(layers)
         if not self._trainable:
             self.trainable = False
         self.built = True

@@ -1,5 +1,6 @@
 """Weight initializers, by name or as objects, with Keras 3 names and formulas."""
 
+import functools
 import math
 
 import numpy as np
@@ -215,10 +216,19 @@ _ALIASES = {
 
 
 def get(identifier):
-    """Returns an initializer from a name, a config dict, an Initializer, a callable or None."""
+    """Returns an initializer from a name, a config dict, an Initializer, a callable or None.
+
+    Initializers hold only their arguments, so one instance per name is shared."""
     if identifier is None or callable(identifier):
         return identifier
+    if isinstance(identifier, str):
+        return _by_name(identifier)
     return deserialize("initializer", identifier, _CLASSES, _ALIASES)
+
+
+@functools.lru_cache(maxsize=None)
+def _by_name(name):
+    return deserialize("initializer", name, _CLASSES, _ALIASES)
 
 
 def serialize(initializer):

@@ -72,18 +72,15 @@ class Layer(Module):
             raise ValueError(
                 f"{type(self).__name__} expects name to be a non-empty string without '/', received {name!r}."
             )
-        # Plain fields, set without Module's attribute tracking (graph building speed).
-        self.__dict__.update(
-            name=name or unique_name(to_snake_case(type(self).__name__)),
-            dtype=dtype_name(dtype or "float32"),
-            _trainable=trainable,
-            built=False,
-            input_spec=None,
-            _inbound_nodes=[],
-            _outbound_nodes=[],
-            _batch_input_shape=_batch_input_shape(kwargs),
-            activity_regularizer=regularizers.get(activity_regularizer),
-        )
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.dtype = dtype_name(dtype or "float32")
+        self._trainable = trainable
+        self.built = False
+        self.input_spec = None
+        self._inbound_nodes = []
+        self._outbound_nodes = []
+        self._batch_input_shape = _batch_input_shape(kwargs)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
 
     def __init_subclass__(cls, **kwargs):
         # Built-in layers are registered by name; a layer built by hand
@@ -139,13 +136,13 @@ class Layer(Module):
         """(variable, trainable) for own weights (trainable first), then those of
         tracked sub-layers; a variable is trainable when it was created so and
         the layer that owns it is not frozen."""
-        own = self._tracked("_variables")
+        own = self._own_variables()
         found = [(v, v.trainable and self.trainable) for v in own if v.trainable]
         found += [(v, False) for v in own if not v.trainable]
         seen = {id(v) for v, _ in found}
         for module in self._submodules():
             frozen = isinstance(module, Layer) and not module.trainable
-            for variable in module._tracked("_variables"):
+            for variable in module._own_variables():
                 if id(variable) not in seen:
                     seen.add(id(variable))
                     found.append((variable, variable.trainable and not frozen and self.trainable))

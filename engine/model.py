@@ -67,7 +67,11 @@ class Model(Trainer, Layer):
     @property
     def layers(self):
         """The layers this model is made of, in order."""
-        return [m for m in self._tracked("_modules") if isinstance(m, Layer)]
+        layers = []
+        for module in self._child_modules():
+            if isinstance(module, Layer) and not any(module is layer for layer in layers):
+                layers.append(module)
+        return layers
 
     def get_layer(self, name=None, index=None):
         """Returns a layer by its unique name or by its index in ``layers``."""

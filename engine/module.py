@@ -1,51 +1,52 @@
-"""Module: tracks the variables and sub-modules assigned to it as attributes."""
+"""Module: finds the variables and sub-modules held in its attributes."""
 
 from engine.variable import Variable
 
 
 class Module:
-    """A container that finds its weights by what is assigned to its attributes.
+    """A container that finds its weights among its attributes, as ``tf.Module`` does.
 
-    Assigning a Variable, a Module, or a list or tuple of Modules to an
-    attribute tracks it, so ``self.w = self.add_weight(...)`` or
-    ``self.block = Dense(4)`` needs no registration call.
+    A Variable, a Module, or a list or tuple holding Modules, kept in an
+    attribute is tracked, so ``self.w = self.add_weight(...)`` or
+    ``self.block = Dense(4)`` needs no registration call. The attributes are
+    read when weights are asked for, so assigning one costs nothing extra.
     """
 
-    def __setattr__(self, name, value):
-        if not isinstance(value, _TRACKABLE):
-            object.__setattr__(self, name, value)
-            return
-        if isinstance(value, Variable):
-            _append_once(self._tracked("_variables"), value)
-        elif isinstance(value, Module):
-            _append_once(self._tracked("_modules"), value)
-        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
-            for module in value:
-                _append_once(self._tracked("_modules"), module)
-        object.__setattr__(self, name, value)
-
     def _tracked(self, field):
+        """The explicit list ``field`` (``_variables`` from add_weight, ``_modules`` of a model)."""
         if field not in self.__dict__:
-            object.__setattr__(self, field, [])
+            self.__dict__[field] = []
         return self.__dict__[field]
+
+    def _own_variables(self):
+        """Variables made by add_weight, in creation order, then any other held in an attribute."""
+        found = list(self._tracked("_variables"))
+        seen = {id(v) for v in found}
+        for value in self.__dict__.values():
+            if isinstance(value, Variable) and id(value) not in seen:
+                seen.add(id(value))
+                found.append(value)
+        return found
+
+    def _child_modules(self):
+        """The explicit ``_modules``, then the Modules held in attributes (alone or in lists)."""
+        children = list(self._tracked("_modules"))
+        for name, value in self.__dict__.items():
+            if isinstance(value, Module):
+                children.append(value)
+            elif isinstance(value, (list, tuple)) and name != "_modules":
+                children.extend(v for v in value if isinstance(v, Module))
+        return children
 
     def _submodules(self):
         """Every module below this one, depth first, each once (no recursion)."""
         found, seen = [], {id(self)}
-        stack = list(reversed(self._tracked("_modules")))
+        stack = list(reversed(self._child_modules()))
         while stack:
             module = stack.pop()
             if id(module) in seen:
                 continue
             seen.add(id(module))
             found.append(module)
-            stack.extend(reversed(module._tracked("_modules")))
+            stack.extend(reversed(module._child_modules()))
         return found
-
-
-_TRACKABLE = (Variable, Module, list, tuple)
-
-
-def _append_once(items, value):
-    if not any(item is value for item in items):
-        items.append(value)

@@ -1,5 +1,6 @@
 """nodeweave's graph engine: symbolic tensors, Nodes, layers, models, training and saving."""
 
+from engine import allocator  # noqa: F401  (primes glibc's malloc for large temporaries, once)
 from engine.cloning import clone_model
 from engine.errors import ModelFormatError
 from engine.functional import Functional

@@ -45,9 +45,7 @@ class Sequential(Functional):
                 f"which already has layers {[l.name for l in self._stack]}."
             )
         self._stack.append(layer)
-        self._tracked("_modules").append(layer)
-        self._graph_plan = None
-        self.built = False
+        self._invalidate_graph()
 
     def pop(self):
         """Removes and returns the last layer."""
@@ -55,10 +53,14 @@ class Sequential(Functional):
         if not layers:
             raise ValueError(f"There are no layers in Sequential model {self.name!r} to pop.")
         layer = self._stack.pop()
-        self._tracked("_modules").remove(layer)
-        self._graph_plan = None
-        self.built = False
+        self._invalidate_graph()
         return layer
+
+    def _invalidate_graph(self):
+        # Until the graph is rebuilt, the layers are found through the `_stack` attribute.
+        self._graph_plan = None
+        self._modules = []
+        self.built = False
 
     @property
     def layers(self):

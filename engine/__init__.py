@@ -9,6 +9,7 @@ from engine.input_layer import Input, InputLayer
 from engine.input_spec import InputSpec
 from engine.keras_tensor import KerasHistory, KerasTensor
 from engine.layer import Layer
+from engine.load_limits import LoadLimits
 from engine.model import Model
 from engine.module import Module
 from engine.node import Node
@@ -25,6 +26,7 @@ __all__ = [
     "KerasHistory",
     "KerasTensor",
     "Layer",
+    "LoadLimits",
     "Model",
     "ModelFormatError",
     "Module",

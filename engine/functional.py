@@ -118,10 +118,21 @@ class Functional(Model):
         return functional_config(self)
 
     @classmethod
-    def from_config(cls, config):
-        from engine.functional_config import functional_from_config
+    def from_config(cls, config, custom_objects=None, safe_mode=None):
+        """Rebuilds a model (fresh weights) from ``get_config()``'s output.
 
-        return functional_from_config(cls, config)
+        Args:
+            config: the config dict.
+            custom_objects: ``{"Name": class_or_function}`` for this call only.
+            safe_mode: True never imports code named by the config; False allows
+                it; None (the default) keeps the setting of the load this call is
+                part of, which is safe mode outside any load.
+        """
+        from engine.functional_config import functional_from_config
+        from engine.registry import loading_scope
+
+        with loading_scope(custom_objects, safe_mode):
+            return functional_from_config(cls, config)
 
     def _has_structured_outputs(self):
         return isinstance(self._outputs_struct, (list, tuple, dict))

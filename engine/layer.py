@@ -17,6 +17,7 @@ from engine import constraints, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.keras_tensor import KerasTensor
+from engine.load_limits import charge_weight
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
 from engine.node import Node
@@ -110,6 +111,7 @@ class Layer(Module):
         dtype = dtype_name(dtype or self.dtype)
         if initializer is None:
             initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
+        charge_weight(self.name, name, shape, dtype)
         value = np.asarray(initializers.get(initializer)(shape, dtype=dtype), dtype=dtype)
         if value.shape != shape:
             raise ValueError(

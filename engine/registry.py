@@ -1,11 +1,22 @@
 """The registry of serializable classes and functions (Caffe's layer factory):
-configs name classes, and loading looks names up here and nowhere else."""
+configs name classes, and loading looks names up here and nowhere else.
 
+What a load in progress may use (its ``custom_objects`` and whether it is in
+safe mode) lives in context variables, not in process-global state: each
+thread (and each asyncio task) sees only the scopes it entered itself, so a
+trusted load with ``safe_mode=False`` in one thread never lowers the guard of
+a load running in another.
+"""
+
+import contextlib
+import contextvars
 import difflib
 
 _REGISTRY = {}
-_SCOPES = []  # the custom_objects of the loads in progress, innermost last
-_SAFE_MODE = []
+# The custom_objects of the loads in progress in this context, innermost last.
+_SCOPES = contextvars.ContextVar("nodeweave_custom_object_scopes", default=())
+# Whether the load in progress in this context may import code named by a file.
+_SAFE_MODE = contextvars.ContextVar("nodeweave_safe_mode", default=True)
 _BUILTIN_PACKAGES = ("engine", "layers")
 
 
@@ -57,44 +68,65 @@ def registered_name(obj):
     return None
 
 
-class custom_object_scope:
-    """Within ``with custom_object_scope({"Name": obj}):``, lookups also find these objects."""
+@contextlib.contextmanager
+def custom_object_scope(custom_objects):
+    """Within ``with custom_object_scope({"Name": obj}):``, lookups in this
+    thread also find these objects.
 
-    def __init__(self, custom_objects):
-        self.custom_objects = dict(custom_objects or {})
+    Example:
+        >>> from engine import Layer
+        >>> class Local(Layer):
+        ...     pass
+        >>> with custom_object_scope({"Local": Local}):
+        ...     lookup("Local") is Local
+        True
+    """
+    token = _SCOPES.set(_SCOPES.get() + (dict(custom_objects or {}),))
+    try:
+        yield
+    finally:
+        _SCOPES.reset(token)
 
-    def __enter__(self):
-        _SCOPES.append(self.custom_objects)
-        return self
 
-    def __exit__(self, *exc):
-        _SCOPES.pop()
+@contextlib.contextmanager
+def loading_options(safe_mode=None):
+    """Within ``with loading_options(safe_mode=...)``, ``safe_mode()`` tells the
+    deserializers of this thread whether they may import code named in a file.
+
+    Args:
+        safe_mode: True refuses to import code; False allows it; None keeps the
+            setting of the enclosing load (safe outside any load), so a nested
+            model's ``from_config`` inherits its caller's choice.
+    """
+    if safe_mode is None:
+        yield
+        return
+    if not isinstance(safe_mode, bool):
+        raise TypeError(f"safe_mode must be True, False or None, received {safe_mode!r}.")
+    token = _SAFE_MODE.set(safe_mode)
+    try:
+        yield
+    finally:
+        _SAFE_MODE.reset(token)
 
 
-class loading_options:
-    """Within ``with loading_options(safe_mode=...)``, ``safe_mode()`` tells
-    deserializers whether they may import code named in a file."""
-
-    def __init__(self, safe_mode=True):
-        self.safe_mode = safe_mode
-
-    def __enter__(self):
-        _SAFE_MODE.append(self.safe_mode)
-        return self
-
-    def __exit__(self, *exc):
-        _SAFE_MODE.pop()
+@contextlib.contextmanager
+def loading_scope(custom_objects=None, safe_mode=None):
+    """``custom_object_scope`` and ``loading_options`` together: what one load call uses."""
+    with custom_object_scope(custom_objects), loading_options(safe_mode):
+        yield
 
 
 def safe_mode():
-    """Whether the load in progress is in safe mode (True outside any load)."""
-    return _SAFE_MODE[-1] if _SAFE_MODE else True
+    """Whether the load in progress in this thread is in safe mode (True outside any load)."""
+    return _SAFE_MODE.get()
 
 
 def lookup(name, custom_objects=None, kind="layer type"):
     """Returns the object registered, passed in ``custom_objects`` or in an
     enclosing ``custom_object_scope`` under ``name``."""
-    for scope in [custom_objects or {}, *reversed(_SCOPES)]:
+    scopes = _SCOPES.get()
+    for scope in [custom_objects or {}, *reversed(scopes)]:
         if isinstance(name, str) and name in scope:
             return scope[name]
     if isinstance(name, str) and name in _REGISTRY:
@@ -102,7 +134,7 @@ def lookup(name, custom_objects=None, kind="layer type"):
     _fill_builtins()
     if isinstance(name, str) and name in _REGISTRY:
         return _REGISTRY[name]
-    known = sorted(set(_REGISTRY).union(custom_objects or {}, *_SCOPES))
+    known = sorted(set(_REGISTRY).union(custom_objects or {}, *scopes))
     close = difflib.get_close_matches(str(name), known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(f"Unknown {kind}: {name!r} (known types: {', '.join(known)}).{hint}")

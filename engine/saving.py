@@ -19,10 +19,13 @@ import numpy as np
 
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer, serialize_layer
-from engine.registry import custom_object_scope, loading_options
+from engine.load_limits import (LoadLimits, check_members, npz_size_bound, read_arrays, read_member,
+                                weight_budget)
+from engine.registry import loading_scope
 
 FORMAT_VERSION = 1
 VERSION = "0.1.0"
+_MEMBERS = {"config.json", "metadata.json", "weights.npz", "optimizer.npz"}
 
 
 # ----------------------------------------------------------------- weights
@@ -58,39 +61,44 @@ def save_weights(model, path):
     _atomic_write(path, lambda handle: np.savez(handle, **arrays))
 
 
-def load_weights(model, path, skip_mismatch=False):
+def load_weights(model, path, skip_mismatch=False, limits=None):
     """Reads weights saved by ``save_weights``, matched by path.
 
     A weight missing from the file, one the model does not have, or one with
     another shape is an error naming it; with ``skip_mismatch=True`` those are
-    skipped and returned as a list of messages.
+    skipped (never read) and returned as a list of messages. Each array's
+    header is checked against the weight before the array is read.
     """
     _check_extension(path, ".npz", "load_weights")
-    with open(path, "rb") as handle:
-        arrays = _read_npz(handle.read(), path)
-    return _assign_weights(model, arrays, skip_mismatch, path)
-
-
-def _assign_weights(model, arrays, skip_mismatch, source):
+    limits = limits or LoadLimits()
     variables = weight_paths(model)
-    problems = []
-    problems += [f"weight {p!r} of the model is missing from {source}" for p in variables if p not in arrays]
-    problems += [f"{source} has weight {p!r}, which the model does not have" for p in arrays if p not in variables]
-    matched = []
-    for name, variable in variables.items():
-        if name not in arrays:
-            continue
-        array = arrays[name]
-        if array.shape != variable.shape:
-            problems.append(f"weight {name!r} has shape {variable.shape} in the model but {array.shape} in {source}")
-        elif array.dtype.kind != variable.dtype.kind:
-            problems.append(f"weight {name!r} has dtype {variable.dtype} in the model but {array.dtype} in {source}")
-        else:
-            matched.append((variable, array))
+    expected = _specs(variables)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            if size > npz_size_bound(expected):
+                raise ModelFormatError(
+                    f"{str(path)!r} holds {size:,} bytes, more than the {npz_size_bound(expected):,} that the "
+                    f"{len(expected)} weights of model {model.name!r} can take."
+                )
+            handle.seek(0)
+            content = handle.read()
+    except OSError as error:
+        raise ModelFormatError(f"Cannot read weights file {str(path)!r}: {error}") from error
+    arrays, problems = read_arrays(content, expected, limits, str(path))
+    return _assign_weights(variables, arrays, problems, skip_mismatch)
+
+
+def _specs(variables):
+    return {name: (variable.shape, variable.dtype) for name, variable in variables.items()}
+
+
+def _assign_weights(variables, arrays, problems, skip_mismatch):
     if problems and not skip_mismatch:
         raise ModelFormatError("Cannot load weights: " + "; ".join(problems) + ". Pass skip_mismatch=True to skip them.")
-    for variable, array in matched:
-        variable.assign(array)
+    for name, array in arrays.items():
+        variables[name].assign(array)
     return problems
 
 
@@ -120,53 +128,95 @@ def save_model(model, path):
     _atomic_write(path, write)
 
 
-def load_model(path, custom_objects=None, compile=True, safe_mode=True):
+def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=None):
     """Rebuilds a model saved with ``model.save``: architecture, weights and, when
-    ``compile``, the optimizer with its state. Any problem with the file raises
-    ``ModelFormatError`` naming it."""
+    ``compile``, the optimizer with its state.
+
+    Args:
+        path: the ``.nw`` file.
+        custom_objects: ``{"Name": class_or_function}`` for the user's own layers
+            and functions the file names, for this load only.
+        compile: whether to compile the model as it was saved.
+        safe_mode: True (the default) never imports code named by the file:
+            functions of ``Lambda`` layers load only when registered or passed in
+            ``custom_objects``. False imports them from their modules; use it only
+            for files you trust.
+        limits: a ``LoadLimits`` with larger fixed limits, for a huge model.
+
+    Any problem with the file raises ``ModelFormatError`` naming it, within
+    bounded time and memory (see ``engine.load_limits``).
+
+    Example:
+        >>> from engine import Input, Model, load_model
+        >>> from layers import Dense
+        >>> import os, tempfile
+        >>> x = Input(shape=(3,))
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.nw")
+        >>> Model(x, Dense(2)(x)).save(path)
+        >>> load_model(path).output_shape
+        (None, 2)
+    """
+    limits = limits or LoadLimits()
+    source = str(path)
     try:
-        with open(path, "rb") as handle:
-            content = handle.read()
+        archive = zipfile.ZipFile(path)
     except OSError as error:
-        raise ModelFormatError(f"Cannot read model file {path!r}: {error}") from error
+        raise ModelFormatError(f"Cannot read model file {source!r}: {error}") from error
+    except (zipfile.BadZipFile, EOFError, ValueError) as error:
+        raise ModelFormatError(f"{source!r} is not a nodeweave model file (not a zip archive: {error}).") from error
     try:
-        return _load_archive(content, path, custom_objects, compile, safe_mode)
+        with archive:
+            return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
     except ModelFormatError:
         raise
     except Exception as error:  # every other failure of a hostile file becomes the documented type
-        raise ModelFormatError(f"Cannot load model file {path!r}: {type(error).__name__}: {error}") from error
+        raise ModelFormatError(f"Cannot load model file {source!r}: {type(error).__name__}: {error}") from error
 
 
-def _load_archive(content, path, custom_objects, compile, safe_mode):
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
-        names = set(archive.namelist())
-    except zipfile.BadZipFile as error:
-        raise ModelFormatError(f"{path!r} is not a nodeweave model file (not a zip archive: {error}).") from error
-    for required in ("config.json", "metadata.json", "weights.npz"):
-        if required not in names:
-            raise ModelFormatError(f"{path!r} is not a complete nodeweave model file: it has no {required}.")
-    metadata = _read_json(archive, "metadata.json", path)
+def _load_archive(archive, path, custom_objects, compile, safe_mode, limits):
+    check_members(archive, _MEMBERS, ("config.json", "metadata.json", "weights.npz"), path)
+    metadata = _read_json(archive, "metadata.json", path, limits.max_metadata_bytes, limits, "max_metadata_bytes")
     if not isinstance(metadata, dict) or metadata.get("format_version") != FORMAT_VERSION:
         raise ModelFormatError(
             f"{path!r} has format version {metadata.get('format_version') if isinstance(metadata, dict) else None!r}; "
             f"this nodeweave reads format {FORMAT_VERSION}."
         )
-    config = _read_json(archive, "config.json", path)
+    config = _read_json(archive, "config.json", path, limits.max_config_bytes, limits, "max_config_bytes")
     if not isinstance(config, dict):
         raise ModelFormatError(f"config.json of {path!r} must hold a JSON object.")
-    with custom_object_scope(custom_objects), loading_options(safe_mode=safe_mode):
+    weights_info = archive.getinfo("weights.npz")
+    with loading_scope(custom_objects, safe_mode), \
+            weight_budget(weights_info.file_size, f"the size of weights.npz in {path!r}",
+                          "The config declares more weights than the file holds: a damaged or hostile file."):
         model = deserialize_layer(config)
-        if not hasattr(model, "plan"):
-            raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")
-        _assign_weights(model, _read_npz(archive.read("weights.npz"), path), False, path)
-        compile_config = config.get("compile_config")
-        if compile and compile_config is not None:
+    if not hasattr(model, "plan"):
+        raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")
+    variables = weight_paths(model)
+    expected = _specs(variables)
+    content = read_member(archive, "weights.npz", npz_size_bound(expected), limits, path,
+                          f"the size of the model's {len(expected)} weights")
+    arrays, problems = read_arrays(content, expected, limits, f"weights.npz in {path}")
+    _assign_weights(variables, arrays, problems, False)
+    compile_config = config.get("compile_config")
+    if compile and compile_config is not None:
+        with loading_scope(custom_objects, safe_mode):
             _compile_from_config(model, compile_config, path)
-            if "optimizer.npz" in names:
-                model.optimizer.build(model.trainable_weights)
-                model.optimizer.load_own_variables(_read_npz(archive.read("optimizer.npz"), path))
+        if "optimizer.npz" in archive.namelist():
+            _load_optimizer(model.optimizer, model.trainable_weights, archive, path, limits)
     return model
+
+
+def _load_optimizer(optimizer, trainable, archive, path, limits):
+    optimizer.build(trainable)
+    current = {}
+    optimizer.save_own_variables(current)
+    expected = {name: (value.shape, value.dtype) for name, value in current.items()}
+    content = read_member(archive, "optimizer.npz", npz_size_bound(expected), limits, path,
+                          f"the size of the optimizer's {len(expected)} variables")
+    arrays, problems = read_arrays(content, expected, limits, f"optimizer.npz in {path}")
+    if problems:
+        raise ModelFormatError(f"Cannot load the optimizer state of {path!r}: " + "; ".join(problems) + ".")
+    optimizer.load_own_variables(arrays)
 
 
 def _compile_from_config(model, config, path):
@@ -195,14 +245,35 @@ def to_json(model, **kwargs):
     return json.dumps(serialize_layer(model), **kwargs)
 
 
-def model_from_json(text, custom_objects=None):
-    """Rebuilds a model (fresh weights) from ``to_json``'s output."""
+def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
+    """Rebuilds a model (fresh weights) from ``to_json``'s output.
+
+    Args:
+        text: the JSON string.
+        custom_objects: ``{"Name": class_or_function}`` for this call only.
+        safe_mode: True (the default) never imports code named by the JSON;
+            False allows it, for JSON you trust.
+        limits: a ``LoadLimits``; the JSON may be at most ``max_config_bytes``
+            long and create at most ``max_weight_bytes`` of weights.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> model_from_json(Model(x, Dense(2)(x)).to_json()).output_shape
+        (None, 2)
+    """
+    limits = limits or LoadLimits()
+    if isinstance(text, (str, bytes, bytearray)) and len(text) > limits.max_config_bytes:
+        raise ModelFormatError(
+            f"The model JSON is {len(text):,} characters long, more than max_config_bytes="
+            f"{limits.max_config_bytes:,}; pass limits=LoadLimits(max_config_bytes=...) if it is genuine."
+        )
+    config = _parse_json(text, "The model JSON")
     try:
-        config = json.loads(text)
-    except (TypeError, json.JSONDecodeError) as error:
-        raise ModelFormatError(f"The model JSON is malformed: {error}") from error
-    try:
-        with custom_object_scope(custom_objects):
+        with loading_scope(custom_objects, safe_mode), \
+                weight_budget(limits.max_weight_bytes, "max_weight_bytes of the LoadLimits",
+                              "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...)."):
             return deserialize_layer(config)
     except ModelFormatError:
         raise
@@ -222,19 +293,17 @@ def _npz_bytes(arrays):
     return buffer.getvalue()
 
 
-def _read_npz(content, source):
-    try:
-        with np.load(io.BytesIO(content), allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except Exception as error:
-        raise ModelFormatError(f"The arrays in {source!r} cannot be read: {type(error).__name__}: {error}") from error
+def _read_json(archive, name, path, max_bytes, limits, limit_name):
+    return _parse_json(read_member(archive, name, max_bytes, limits, path, limit_name), f"{name} in {path!r}")
 
 
-def _read_json(archive, name, path):
+def _parse_json(text, what):
     try:
-        return json.loads(archive.read(name).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile, OSError) as error:
-        raise ModelFormatError(f"{name} in {path!r} is not valid JSON: {error}") from error
+        return json.loads(text)
+    except (TypeError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelFormatError(f"{what} is malformed (not valid JSON): {error}") from error
+    except RecursionError as error:
+        raise ModelFormatError(f"{what} is nested too deeply to be a model config.") from error
 
 
 def _atomic_write(path, write):

@@ -126,7 +126,16 @@ class Sequential(Functional):
         return config
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config, custom_objects=None, safe_mode=None):
+        """Rebuilds the model from ``get_config()``'s output; the arguments are
+        those of ``Functional.from_config``."""
+        from engine.registry import loading_scope
+
+        with loading_scope(custom_objects, safe_mode):
+            return cls._from_config(config)
+
+    @classmethod
+    def _from_config(cls, config):
         from engine.functional_config import _expect, deserialize_layer
 
         _expect(isinstance(config, dict) and isinstance(config.get("layers"), list),

@@ -174,10 +174,10 @@ def _load_bytes(tmp_path, content):
 @pytest.mark.parametrize("change, message", [
     (lambda f, raw: raw[: len(raw) // 2], "not a zip archive"),
     (lambda f, raw: b"plain text, not a model", "not a zip archive"),
-    (lambda f, raw: _archive({**f, "config.json": b"{broken"}), "config.json .* is not valid JSON"),
+    (lambda f, raw: _archive({**f, "config.json": b"{broken"}), "config.json .* is malformed \\(not valid JSON"),
     (lambda f, raw: _archive({k: v for k, v in f.items() if k != "weights.npz"}), "has no weights.npz"),
     (lambda f, raw: _archive({**f, "metadata.json": b'{"format_version": 99}'}), "format version 99"),
-    (lambda f, raw: _archive({**f, "weights.npz": b"junk"}), "arrays in .* cannot be read"),
+    (lambda f, raw: _archive({**f, "weights.npz": b"junk"}), "weights past 4 bytes, the size of weights.npz"),
 ])
 def test_hostile_files_raise_one_documented_error(tmp_path, valid_file, change, message):
     files, raw = valid_file
@@ -192,7 +192,7 @@ def test_pickled_arrays_are_refused(tmp_path, valid_file):
     weights = io.BytesIO()
     with zipfile.ZipFile(weights, "w") as npz:
         npz.writestr("d/kernel.npy", buffer.getvalue())
-    with pytest.raises(ModelFormatError, match="cannot be read"):
+    with pytest.raises(ModelFormatError, match="'d/kernel' .* has dtype object; weights are plain numeric arrays"):
         _load_bytes(tmp_path, _archive({**files, "weights.npz": weights.getvalue()}))
 
 

@@ -1,0 +1,232 @@
+"""Limits on what loading a file may read and allocate.
+
+A small hostile file must not be able to exhaust memory or time, so every read
+is checked before it is made:
+
+- each zip member's declared uncompressed size is checked against what that
+  member must hold, and its compression ratio against ``max_compression_ratio``,
+  before a byte of it is inflated (``zipfile`` then never returns more than the
+  declared size, and checks the CRC);
+- ``config.json`` may hold at most ``max_config_bytes``;
+- each ``.npy`` array's header is read first and its dtype and shape must be
+  those of the weight it fills, and the member's size exactly header plus data,
+  before the array is allocated;
+- the weights a config creates while the model is rebuilt are charged against a
+  budget: for a model file, the bytes its ``weights.npz`` holds (every weight is
+  saved there, so a real model never exceeds it); for a JSON config,
+  ``max_weight_bytes``.
+
+Exceeding a limit raises ``ModelFormatError`` naming the member and the limit.
+The fixed limits are the fields of ``LoadLimits``; pass a larger one to
+``load_model(..., limits=LoadLimits(max_config_bytes=...))`` for a
+legitimately huge model.
+"""
+
+import contextlib
+import contextvars
+import dataclasses
+import io
+import math
+import zipfile
+
+import numpy as np
+
+from engine.errors import ModelFormatError
+
+# Zip framing and .npy header bytes allowed per array beside its data: a
+# local header and a central-directory entry (each with the name and zip64
+# extras) and the .npy header, which NumPy pads to a multiple of 64 bytes.
+_BYTES_PER_MEMBER = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadLimits:
+    """The fixed limits of one load (the others follow from the file itself).
+
+    Args:
+        max_config_bytes: the largest ``config.json`` (or JSON text) accepted;
+            64 MiB holds the config of about 120,000 Dense layers.
+        max_metadata_bytes: the largest ``metadata.json`` accepted.
+        max_compression_ratio: the largest ratio of uncompressed to compressed
+            size of any zip member. nodeweave stores arrays uncompressed and a
+            config deflates about 50 times; a deflate bomb inflates about 1,000.
+        max_weight_bytes: the most bytes of weights a JSON config may create
+            when it is rebuilt (model files use the size of their own weights).
+
+    Example:
+        >>> from engine import load_model
+        >>> limits = LoadLimits(max_config_bytes=2**30)   # for a model of a million layers
+    """
+
+    max_config_bytes: int = 64 * 2**20
+    max_metadata_bytes: int = 2**20
+    max_compression_ratio: float = 200.0
+    max_weight_bytes: int = 4 * 2**30
+
+
+class _Budget:
+    __slots__ = ("remaining", "limit", "reason", "advice")
+
+    def __init__(self, limit, reason, advice):
+        self.remaining, self.limit, self.reason, self.advice = limit, limit, reason, advice
+
+
+_WEIGHT_BUDGET = contextvars.ContextVar("nodeweave_weight_budget", default=None)
+
+
+@contextlib.contextmanager
+def weight_budget(limit, reason, advice):
+    """Within it, weights created in this thread may total at most ``limit`` bytes;
+    ``reason`` says where the limit comes from and ``advice`` what to do, for the
+    error message."""
+    token = _WEIGHT_BUDGET.set(_Budget(int(limit), reason, advice))
+    try:
+        yield
+    finally:
+        _WEIGHT_BUDGET.reset(token)
+
+
+def charge_weight(layer_name, weight_name, shape, dtype):
+    """Called by ``Layer.add_weight`` before it allocates: raises ModelFormatError
+    when a load in progress would create more weight bytes than its budget."""
+    budget = _WEIGHT_BUDGET.get()
+    if budget is None:
+        return
+    budget.remaining -= math.prod(shape) * np.dtype(dtype).itemsize
+    if budget.remaining < 0:
+        raise ModelFormatError(
+            f"Rebuilding the model would create weight {weight_name!r} of layer {layer_name!r} with shape "
+            f"{tuple(shape)}, bringing its weights past {budget.limit:,} bytes, {budget.reason}. {budget.advice}"
+        )
+
+
+# ------------------------------------------------------------------ zip members
+def check_members(archive, allowed, required, source):
+    """Checks that ``archive`` holds each of ``required``, nothing outside
+    ``allowed``, no name twice, and nothing encrypted or compressed other than
+    stored or deflated."""
+    seen = set()
+    for info in archive.infolist():
+        name = info.filename
+        if name in seen:
+            raise ModelFormatError(f"{source!r} holds the member {name!r} twice; a model file holds each once.")
+        seen.add(name)
+        if name not in allowed:
+            raise ModelFormatError(
+                f"{source!r} holds the unexpected member {name!r}; a nodeweave model file holds only "
+                f"{sorted(allowed)}."
+            )
+        if info.flag_bits & 0x1:
+            raise ModelFormatError(f"Member {name!r} of {source!r} is encrypted; model files are not.")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ModelFormatError(
+                f"Member {name!r} of {source!r} uses zip compression method {info.compress_type}; "
+                "model files are stored or deflated."
+            )
+    missing = [name for name in required if name not in seen]
+    if missing:
+        raise ModelFormatError(f"{source!r} is not a complete nodeweave model file: it has no {', '.join(missing)}.")
+
+
+def read_member(archive, name, max_bytes, limits, source, limit_name):
+    """The bytes of member ``name``, after checking its declared size against
+    ``max_bytes`` and its compression ratio, before anything is inflated."""
+    info = archive.getinfo(name)
+    _check_size(info, max_bytes, limits, source, limit_name)
+    try:
+        return archive.read(info)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+        raise ModelFormatError(f"Member {name!r} of {source!r} cannot be read: {error}") from error
+
+
+def _check_size(info, max_bytes, limits, source, limit_name):
+    if info.file_size > max_bytes:
+        raise ModelFormatError(
+            f"Member {info.filename!r} of {source!r} declares {info.file_size:,} bytes, more than the "
+            f"{max_bytes:,} it may hold ({limit_name}). If the file is genuine, pass a larger limit: "
+            "limits=LoadLimits(...)."
+        )
+    if info.file_size > limits.max_compression_ratio * max(info.compress_size, 1):
+        raise ModelFormatError(
+            f"Member {info.filename!r} of {source!r} inflates {info.file_size / max(info.compress_size, 1):,.0f} "
+            f"times (from {info.compress_size:,} to {info.file_size:,} bytes), more than max_compression_ratio="
+            f"{limits.max_compression_ratio:g}: a compression bomb, or pass limits=LoadLimits(max_compression_ratio=...)."
+        )
+
+
+# ----------------------------------------------------------------------- arrays
+def npz_size_bound(expected):
+    """The most bytes an ``.npz`` holding the arrays ``{name: (shape, dtype)}`` can take."""
+    return sum(math.prod(shape) * np.dtype(dtype).itemsize + _BYTES_PER_MEMBER + 2 * len(name)
+               for name, (shape, dtype) in expected.items()) + _BYTES_PER_MEMBER
+
+
+def read_arrays(content, expected, limits, source):
+    """Reads the arrays of an ``.npz`` (bytes) meant to fill ``expected``
+    (``{name: (shape, dtype)}``), checking each header before the array is
+    allocated.
+
+    Returns ``(arrays, problems)``: an array the model does not have, or of
+    another shape or dtype kind, is left unread and described in ``problems``,
+    as is a missing one. A malformed member raises ModelFormatError.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+        raise ModelFormatError(f"The arrays in {source!r} cannot be read (not an .npz archive: {error}).") from error
+    arrays, problems, seen = {}, [], set()
+    for info in infos:
+        name = info.filename[:-4] if info.filename.endswith(".npy") else None
+        if name is None or name in seen:
+            raise ModelFormatError(f"{source!r} holds the member {info.filename!r}, which is not one array of an .npz.")
+        seen.add(name)
+        if name not in expected:
+            problems.append(f"{source} has weight {name!r}, which the model does not have")
+            continue
+        shape, dtype = expected[name]
+        _check_size(info, npz_size_bound({name: (shape, dtype)}), limits, source, "the size of that array")
+        try:
+            with archive.open(info) as stream:
+                array = _read_array(stream, info, name, shape, np.dtype(dtype), source)
+        except (zipfile.BadZipFile, EOFError, OSError) as error:
+            raise ModelFormatError(f"Array {name!r} in {source!r} cannot be read: {error}") from error
+        if isinstance(array, str):
+            problems.append(array)
+        else:
+            arrays[name] = array
+    problems += [f"weight {name!r} of the model is missing from {source}" for name in expected if name not in seen]
+    return arrays, problems
+
+
+def _read_array(stream, info, name, shape, dtype, source):
+    """The array, or a string saying why it does not fit the weight (then nothing is read)."""
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            header = np.lib.format.read_array_header_1_0(stream)
+        elif version in ((2, 0), (3, 0)):
+            header = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"unsupported .npy format version {version}")
+    except ValueError as error:
+        raise ModelFormatError(f"Array {name!r} in {source!r} has a malformed .npy header: {error}") from error
+    file_shape, fortran_order, file_dtype = header
+    if file_dtype.hasobject or file_dtype.fields is not None or file_dtype.kind not in "biuf":
+        raise ModelFormatError(
+            f"Array {name!r} in {source!r} has dtype {file_dtype}; weights are plain numeric arrays."
+        )
+    if tuple(file_shape) != tuple(shape):
+        return f"weight {name!r} has shape {tuple(shape)} in the model but {tuple(file_shape)} in {source}"
+    if file_dtype.kind != dtype.kind:
+        return f"weight {name!r} has dtype {dtype} in the model but {file_dtype} in {source}"
+    nbytes = math.prod(file_shape) * file_dtype.itemsize
+    if info.file_size != stream.tell() + nbytes:
+        raise ModelFormatError(
+            f"Array {name!r} in {source!r} declares shape {tuple(file_shape)} and dtype {file_dtype} "
+            f"({nbytes:,} bytes) but its member holds {info.file_size - stream.tell():,} bytes of data."
+        )
+    data = stream.read(nbytes)
+    if len(data) != nbytes:
+        raise ModelFormatError(f"Array {name!r} in {source!r} is truncated.")
+    return np.frombuffer(data, file_dtype).reshape(file_shape, order="F" if fortran_order else "C")

@@ -26,6 +26,16 @@ class Model(Trainer, Layer):
             return Functional.__new__(Functional)
         return super().__new__(cls)
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None, safe_mode=None):
+        """``Model.from_config(functional_config)`` rebuilds a functional model, as
+        ``Model(inputs, outputs)`` builds one; see ``Functional.from_config``."""
+        from engine.functional import Functional
+
+        if cls is Model:
+            return Functional.from_config(config, custom_objects=custom_objects, safe_mode=safe_mode)
+        return super().from_config(config)
+
     def save(self, path):
         """Writes the model to a ``.nw`` file (see engine.saving)."""
         saving.save_model(self, path)

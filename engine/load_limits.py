@@ -28,6 +28,7 @@ import dataclasses
 import io
 import math
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -65,7 +66,7 @@ class LoadLimits:
 
 
 class _Budget:
-    __slots__ = ("remaining", "limit", "reason", "advice")
+    __slots__ = ("advice", "limit", "reason", "remaining")
 
     def __init__(self, limit, reason, advice):
         self.remaining, self.limit, self.reason, self.advice = limit, limit, reason, advice
@@ -134,9 +135,17 @@ def read_member(archive, name, max_bytes, limits, source, limit_name):
     info = archive.getinfo(name)
     _check_size(info, max_bytes, limits, source, limit_name)
     try:
-        return archive.read(info)
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+        # read(size), not read(): zipfile inflates at most what it is asked for,
+        # but read() asks for up to 2 GiB whatever the member declares.
+        with archive.open(info) as stream:
+            content = stream.read(info.file_size)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error) as error:
         raise ModelFormatError(f"Member {name!r} of {source!r} cannot be read: {error}") from error
+    if len(content) != info.file_size:
+        raise ModelFormatError(
+            f"Member {name!r} of {source!r} is truncated: it declares {info.file_size:,} bytes but holds {len(content):,}."
+        )
+    return content
 
 
 def _check_size(info, max_bytes, limits, source, limit_name):
@@ -189,7 +198,7 @@ def read_arrays(content, expected, limits, source):
         try:
             with archive.open(info) as stream:
                 array = _read_array(stream, info, name, shape, np.dtype(dtype), source)
-        except (zipfile.BadZipFile, EOFError, OSError) as error:
+        except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as error:
             raise ModelFormatError(f"Array {name!r} in {source!r} cannot be read: {error}") from error
         if isinstance(array, str):
             problems.append(array)

@@ -42,3 +42,38 @@ def test_custom_objects_scope():
     with custom_object_scope({"Local": Local}):
         assert lookup("Local") is Local
     assert lookup("Local", custom_objects={"Local": Local}) is Local
+
+
+def test_scopes_and_safe_mode_belong_to_the_thread_that_entered_them():
+    import threading
+
+    from engine.registry import loading_options, safe_mode
+
+    class Local(Layer):
+        pass
+
+    inside, entered, leave = {}, threading.Event(), threading.Event()
+
+    def unsafe_load():
+        with custom_object_scope({"Local": Local}), loading_options(safe_mode=False):
+            entered.set()
+            leave.wait()
+
+    thread = threading.Thread(target=unsafe_load)
+    thread.start()
+    entered.wait()
+    inside["safe"] = safe_mode()
+    with pytest.raises(ValueError, match="Unknown layer type: 'Local'"):
+        lookup("Local")
+    leave.set()
+    thread.join()
+    assert inside == {"safe": True}
+    with loading_options(safe_mode=False):
+        with loading_options(safe_mode=None):  # None keeps the enclosing load's choice
+            assert safe_mode() is False
+        with loading_options(safe_mode=True):
+            assert safe_mode() is True
+    assert safe_mode() is True
+    with pytest.raises(TypeError, match="safe_mode must be True, False or None, received 'no'"):
+        with loading_options(safe_mode="no"):
+            pass

@@ -25,7 +25,6 @@ class _ImportRecorder:
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] == CANARY:
             self.attempts += 1
-        return None
 
 
 @pytest.fixture
@@ -64,7 +63,7 @@ def files(tmp_path):
 
 
 def test_each_load_path_refuses_the_hostile_function_in_safe_mode(files, import_recorder):
-    trusted, hostile, hostile_json = files
+    _, hostile, hostile_json = files
     for load in (lambda: load_model(hostile), lambda: model_from_json(hostile_json),
                  lambda: Model.from_config(json.loads(hostile_json)["config"])):
         with pytest.raises(ModelFormatError, match=f"function '{CANARY}:payload', which is not registered"):

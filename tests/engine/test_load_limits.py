@@ -1,0 +1,71 @@
+import os
+import threading
+import zipfile
+
+import numpy as np
+import pytest
+
+from engine import Input, LoadLimits, Model, ModelFormatError, load_model, model_from_json
+from engine.load_limits import charge_weight, npz_size_bound, weight_budget
+from layers import Dense
+
+
+def _model():
+    x = Input(shape=(3,), name="x")
+    return Model(x, Dense(2, name="d")(x))
+
+
+def test_a_config_over_the_limit_is_refused_before_it_is_read_and_loads_with_a_larger_limit(tmp_path):
+    path = tmp_path / "m.nw"
+    _model().save(path)
+    with zipfile.ZipFile(path) as archive:
+        size = archive.getinfo("config.json").file_size
+    with pytest.raises(ModelFormatError, match=rf"'config.json' of .* declares {size:,} bytes, more than the "
+                                               r"100 it may hold \(max_config_bytes\)"):
+        load_model(path, limits=LoadLimits(max_config_bytes=100))
+    assert load_model(path, limits=LoadLimits(max_config_bytes=size)).get_layer("d").units == 2
+
+
+def test_json_text_and_the_weights_it_creates_are_bounded():
+    text = _model().to_json()
+    with pytest.raises(ModelFormatError, match="more than max_config_bytes=10"):
+        model_from_json(text, limits=LoadLimits(max_config_bytes=10))
+    with pytest.raises(ModelFormatError, match=r"weight 'kernel' of layer 'd' with shape \(3, 2\), bringing its "
+                                               r"weights past 20 bytes, max_weight_bytes"):
+        model_from_json(text, limits=LoadLimits(max_weight_bytes=20))
+    assert model_from_json(text, limits=LoadLimits(max_weight_bytes=32)).count_params() == 8
+
+
+def test_the_weight_budget_is_per_thread_and_ends_with_its_scope():
+    seen = []
+    with weight_budget(8, "a test budget", "Nothing to do."):
+        charge_weight("l", "w", (2,), "float32")
+        thread = threading.Thread(target=lambda: seen.append(charge_weight("l", "w", (10**9,), "float32")))
+        thread.start()
+        thread.join()
+        with pytest.raises(ModelFormatError, match="past 8 bytes, a test budget. Nothing to do."):
+            charge_weight("l", "w", (1,), "float32")
+    assert seen == [None]
+    charge_weight("l", "w", (10**9,), "float32")  # no load in progress: no budget
+
+
+def test_load_weights_checks_each_header_and_skips_mismatches_unread(tmp_path):
+    model = _model()
+    path = tmp_path / "w.npz"
+    np.savez(path, **{"d/kernel": np.ones((4, 2), "float32"), "d/bias": np.full((2,), 3.0, "float32"),
+                      "other/kernel": np.ones((1,), "float32")})
+    with pytest.raises(ModelFormatError, match=r"weight 'd/kernel' has shape \(3, 2\) in the model but \(4, 2\)"):
+        model.load_weights(path)
+    problems = model.load_weights(path, skip_mismatch=True)
+    assert len(problems) == 2 and "which the model does not have" in problems[0] + problems[1]
+    np.testing.assert_array_equal(model.get_layer("d").bias.value, [3.0, 3.0])
+
+
+def test_a_weights_file_larger_than_the_model_can_fill_is_refused_unread(tmp_path):
+    model = _model()
+    path = tmp_path / "big.npz"
+    with open(path, "wb") as handle:
+        handle.truncate(npz_size_bound({"d/kernel": ((3, 2), "float32"), "d/bias": ((2,), "float32")}) + 1)
+    with pytest.raises(ModelFormatError, match="more than the .* that the 2 weights of model"):
+        model.load_weights(path)
+    assert os.path.getsize(path) > 0

@@ -87,3 +87,7 @@ def main(argv=None):
     else:
         args.run(args)
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -54,3 +54,12 @@ def test_console_script_has_help_for_every_command(command):
     script = Path(sys.executable).parent / "nodeweave"
     result = subprocess.run([str(script), *command, "--help"], capture_output=True, text=True, check=True)
     assert result.stdout.startswith("usage: nodeweave")
+
+
+def test_python_dash_m_runs_the_same_command(model_file):
+    result = subprocess.run([sys.executable, "-m", "graph.cli", "inspect", str(model_file), "--layer", "shared"],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[0] == "shared (Dense)"
+    failed = subprocess.run([sys.executable, "-m", "graph.cli", "summary", "missing.nw"],
+                            capture_output=True, text=True, check=False)
+    assert failed.returncode == 1 and failed.stderr.startswith("nodeweave: Cannot read model file 'missing.nw'")

@@ -128,10 +128,12 @@ class Functional(Model):
                 it; None (the default) keeps the setting of the load this call is
                 part of, which is safe mode outside any load.
         """
+        from engine.errors import as_model_format_error
         from engine.functional_config import functional_from_config
         from engine.registry import loading_scope
 
-        with loading_scope(custom_objects, safe_mode):
+        with as_model_format_error("Cannot rebuild the model from its config"), \
+                loading_scope(custom_objects, safe_mode):
             return functional_from_config(cls, config)
 
     def _has_structured_outputs(self):

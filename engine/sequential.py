@@ -129,9 +129,11 @@ class Sequential(Functional):
     def from_config(cls, config, custom_objects=None, safe_mode=None):
         """Rebuilds the model from ``get_config()``'s output; the arguments are
         those of ``Functional.from_config``."""
+        from engine.errors import as_model_format_error
         from engine.registry import loading_scope
 
-        with loading_scope(custom_objects, safe_mode):
+        with as_model_format_error("Cannot rebuild the Sequential model from its config"), \
+                loading_scope(custom_objects, safe_mode):
             return cls._from_config(config)
 
     @classmethod

@@ -10,6 +10,7 @@ and ``backward``, never ``__call__``.
 import functools
 import inspect
 import math
+import unicodedata
 
 import numpy as np
 
@@ -25,6 +26,17 @@ from engine.registry import register_builtin
 from engine.variable import Variable
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
+_NAME_RULE = ("1 to 255 characters, any but '/', '\\', control characters (such as '\\x00' or '\\n') and "
+              "lone surrogates")
+
+
+def _is_storable_name(name) -> bool:
+    """Whether a model file holds ``name`` and gives it back: ``/`` separates the
+    parts of weight paths, and the zip archive cuts names at NUL, cannot store
+    lone surrogates (not UTF-8), reads ``\\`` as ``/`` on Windows and limits a
+    member name to 65535 bytes (nested models add their names to the paths)."""
+    return (isinstance(name, str) and 0 < len(name) <= 255
+            and not any(c in "/\\" or unicodedata.category(c) in ("Cc", "Cs") for c in name))
 
 
 class Layer(Module):
@@ -69,9 +81,10 @@ class Layer(Module):
                 f"Unrecognized keyword arguments passed to {type(self).__name__}: "
                 f"{ {k: kwargs[k] for k in sorted(unknown)} }"
             )
-        if name is not None and (not isinstance(name, str) or not name or "/" in name):
+        if name is not None and not _is_storable_name(name):
             raise ValueError(
-                f"{type(self).__name__} expects name to be a non-empty string without '/', received {name!r}."
+                f"{type(self).__name__} expects name to be a string of {_NAME_RULE}, so that models holding the "
+                f"layer can be saved and loaded. Received: name={name!r}"
             )
         self.name = name or unique_name(to_snake_case(type(self).__name__))
         self.dtype = dtype_name(dtype or "float32")
@@ -107,6 +120,12 @@ class Layer(Module):
         callable ``(shape, dtype) -> array``; it defaults to ``glorot_uniform``
         for floating weights and ``zeros`` otherwise.
         """
+        if name and not (isinstance(name, str) and len(name) <= 255
+                         and all(_is_storable_name(part) for part in name.split("/"))):
+            raise ValueError(
+                f"Layer {self.name!r} ({type(self).__name__}) expects weight names of {_NAME_RULE}; '/' may only "
+                f"separate non-empty parts, as in 'query/kernel'. Received: name={name!r}"
+            )
         shape = tuple(int(d) for d in (shape or ()))
         dtype = dtype_name(dtype or self.dtype)
         if initializer is None:
@@ -118,6 +137,11 @@ class Layer(Module):
                 f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, expected {shape}."
             )
         name = name or f"variable_{len(self._tracked('_variables'))}"
+        if any(variable.name == name for variable in self._tracked("_variables")):
+            raise ValueError(
+                f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
+                "weights by name, so give each weight of a layer its own name."
+            )
         variable = Variable(value, name, f"{self.name}/{name}", trainable,
                             regularizers.get(regularizer), constraints.get(constraint))
         self._tracked("_variables").append(variable)

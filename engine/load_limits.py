@@ -170,14 +170,15 @@ def npz_size_bound(expected):
                for name, (shape, dtype) in expected.items()) + _BYTES_PER_MEMBER
 
 
-def read_arrays(content, expected, limits, source):
+def read_arrays(content, expected, limits, source, report_missing=True):
     """Reads the arrays of an ``.npz`` (bytes) meant to fill ``expected``
     (``{name: (shape, dtype)}``), checking each header before the array is
     allocated.
 
     Returns ``(arrays, problems)``: an array the model does not have, or of
     another shape or dtype kind, is left unread and described in ``problems``,
-    as is a missing one. A malformed member raises ModelFormatError.
+    as is a missing one when ``report_missing``. A malformed member raises
+    ModelFormatError.
     """
     try:
         archive = zipfile.ZipFile(io.BytesIO(content))
@@ -204,7 +205,8 @@ def read_arrays(content, expected, limits, source):
             problems.append(array)
         else:
             arrays[name] = array
-    problems += [f"weight {name!r} of the model is missing from {source}" for name in expected if name not in seen]
+    if report_missing:
+        problems += [f"weight {name!r} of the model is missing from {source}" for name in expected if name not in seen]
     return arrays, problems
 
 

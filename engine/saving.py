@@ -11,16 +11,22 @@ atomic: a temporary file in the same folder, then a rename.
 import io
 import json
 import os
-import tempfile
 import time
 import zipfile
 
 import numpy as np
 
-from engine.errors import ModelFormatError
+from engine.atomic_file import atomic_write
+from engine.errors import ModelFormatError, as_model_format_error
 from engine.functional_config import deserialize_layer, serialize_layer
-from engine.load_limits import (LoadLimits, check_members, npz_size_bound, read_arrays, read_member,
-                                weight_budget)
+from engine.load_limits import (
+    LoadLimits,
+    check_members,
+    npz_size_bound,
+    read_arrays,
+    read_member,
+    weight_budget,
+)
 from engine.registry import loading_scope
 
 FORMAT_VERSION = 1
@@ -58,7 +64,7 @@ def save_weights(model, path):
     """Writes every weight to an ``.npz`` file, keyed by weight path."""
     _check_extension(path, ".npz", "save_weights")
     arrays = {name: variable.value for name, variable in weight_paths(model).items()}
-    _atomic_write(path, lambda handle: np.savez(handle, **arrays))
+    atomic_write(path, lambda handle: np.savez(handle, **arrays))
 
 
 def load_weights(model, path, skip_mismatch=False, limits=None):
@@ -86,8 +92,9 @@ def load_weights(model, path, skip_mismatch=False, limits=None):
             content = handle.read()
     except OSError as error:
         raise ModelFormatError(f"Cannot read weights file {str(path)!r}: {error}") from error
-    arrays, problems = read_arrays(content, expected, limits, str(path))
-    return _assign_weights(variables, arrays, problems, skip_mismatch)
+    with as_model_format_error(f"Cannot load weights file {str(path)!r}"):
+        arrays, problems = read_arrays(content, expected, limits, str(path))
+        return _assign_weights(variables, arrays, problems, skip_mismatch)
 
 
 def _specs(variables):
@@ -125,7 +132,7 @@ def save_model(model, path):
                 compression = zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED
                 archive.writestr(name, content, compress_type=compression)
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
 
 
 def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=None):
@@ -164,13 +171,8 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=N
         raise ModelFormatError(f"Cannot read model file {source!r}: {error}") from error
     except (zipfile.BadZipFile, EOFError, ValueError) as error:
         raise ModelFormatError(f"{source!r} is not a nodeweave model file (not a zip archive: {error}).") from error
-    try:
-        with archive:
-            return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
-    except ModelFormatError:
-        raise
-    except Exception as error:  # every other failure of a hostile file becomes the documented type
-        raise ModelFormatError(f"Cannot load model file {source!r}: {type(error).__name__}: {error}") from error
+    with as_model_format_error(f"Cannot load model file {source!r}"), archive:
+        return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
 
 
 def _load_archive(archive, path, custom_objects, compile, safe_mode, limits):
@@ -213,7 +215,9 @@ def _load_optimizer(optimizer, trainable, archive, path, limits):
     expected = {name: (value.shape, value.dtype) for name, value in current.items()}
     content = read_member(archive, "optimizer.npz", npz_size_bound(expected), limits, path,
                           f"the size of the optimizer's {len(expected)} variables")
-    arrays, problems = read_arrays(content, expected, limits, f"optimizer.npz in {path}")
+    # An optimizer saved before its first update has no slots yet: load_own_variables
+    # accepts that shorter state and checks the count.
+    arrays, problems = read_arrays(content, expected, limits, f"optimizer.npz in {path}", report_missing=False)
     if problems:
         raise ModelFormatError(f"Cannot load the optimizer state of {path!r}: " + "; ".join(problems) + ".")
     optimizer.load_own_variables(arrays)
@@ -270,15 +274,10 @@ def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
             f"{limits.max_config_bytes:,}; pass limits=LoadLimits(max_config_bytes=...) if it is genuine."
         )
     config = _parse_json(text, "The model JSON")
-    try:
-        with loading_scope(custom_objects, safe_mode), \
-                weight_budget(limits.max_weight_bytes, "max_weight_bytes of the LoadLimits",
-                              "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...)."):
-            return deserialize_layer(config)
-    except ModelFormatError:
-        raise
-    except Exception as error:
-        raise ModelFormatError(f"Cannot rebuild the model from JSON: {type(error).__name__}: {error}") from error
+    with as_model_format_error("Cannot rebuild the model from JSON"), loading_scope(custom_objects, safe_mode), \
+            weight_budget(limits.max_weight_bytes, "max_weight_bytes of the LoadLimits",
+                          "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...)."):
+        return deserialize_layer(config)
 
 
 # ------------------------------------------------------------------ helpers
@@ -304,21 +303,3 @@ def _parse_json(text, what):
         raise ModelFormatError(f"{what} is malformed (not valid JSON): {error}") from error
     except RecursionError as error:
         raise ModelFormatError(f"{what} is nested too deeply to be a model config.") from error
-
-
-def _atomic_write(path, write):
-    """Runs ``write(handle)`` into a temporary file beside ``path``, then renames
-    it over ``path``; on any failure the previous file is left as it was."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle = tempfile.NamedTemporaryFile(dir=folder, prefix=".nodeweave-", suffix=".tmp", delete=False)
-    try:
-        with handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        if os.path.exists(handle.name):
-            os.unlink(handle.name)
-        raise
-

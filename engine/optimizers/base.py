@@ -65,6 +65,7 @@ class Optimizer:
             self._learning_rate = Variable(np.array(self._checked_learning_rate(learning_rate), "float64"),
                                            "learning_rate", f"{self.name}/learning_rate", trainable=False)
             self._variables.append(self._learning_rate)
+        self._unbuilt_size = len(self._variables)
 
     def _checked_learning_rate(self, value):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0 or math.isinf(value):
@@ -232,15 +233,42 @@ class Optimizer:
             store[str(i)] = np.array(variable.value)
 
     def load_own_variables(self, store: dict):
-        """Reads the state written by ``save_own_variables`` (ours or Keras')."""
-        if len(store) != len(self._variables):
+        """Reads the state written by ``save_own_variables`` (ours or Keras').
+
+        Slots are made when the optimizer is built, at its first update, so one
+        saved before then holds only its iteration count and learning rate.
+        Loaded into a built optimizer, that state also resets every slot to its
+        initial value, as the saved optimizer's first update would have made it.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.optimizers import Adam
+            >>> from engine.variable import Variable
+            >>> store = {}
+            >>> Adam().save_own_variables(store)
+            >>> resumed = Adam()
+            >>> resumed.build([Variable(np.zeros(2, "float32"), "w", "dense/w")])
+            >>> resumed.load_own_variables(store)
+            >>> len(store), len(resumed.variables)
+            (2, 4)
+        """
+        saved_unbuilt = len(store) == self._unbuilt_size
+        if saved_unbuilt and self.built:
+            self._make_fresh_slots()
+        if not saved_unbuilt and len(store) != len(self._variables):
             hint = " Build it first with `optimizer.build(model.trainable_weights)`." if not self.built else ""
             raise ValueError(
                 f"Cannot load the state of optimizer '{self.name}': it has {len(self._variables)} variables whereas "
                 f"the saved optimizer has {len(store)} variables.{hint}"
             )
-        for i, variable in enumerate(self._variables):
+        for i, variable in enumerate(self._variables[:len(store)]):
             variable.assign(store[str(i)])
+
+    def _make_fresh_slots(self):
+        variables = self._trainable_variables
+        del self._variables[self._unbuilt_size:]
+        self.built = False
+        self.build(variables)
 
     def get_config(self) -> dict:
         if isinstance(self._learning_rate, schedules.LearningRateSchedule):

@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from engine import Input, InputSpec, Layer, Model
+from engine import Input, InputSpec, Layer, Model, load_model
 from layers import Dense
 
 
@@ -198,3 +200,84 @@ def test_training_argument_reaches_call_when_accepted():
     layer = Flag()
     assert layer(np.zeros((1, 1)), training=True)[0, 0] == 1.0
     assert layer(np.zeros((1, 1)))[0, 0] == 0.0
+
+
+# ------------------------------------------------- names a model file can hold
+NAME_RULE = ("1 to 255 characters, any but '/', '\\', control characters (such as '\\x00' or '\\n') and lone "
+             "surrogates")
+
+
+class NamedWeight(Layer):
+    """Scales its input by one weight whose name is an argument."""
+
+    def __init__(self, weight_name="w", **kwargs):
+        super().__init__(**kwargs)
+        self.weight_name = weight_name
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1],), initializer="random_normal", name=self.weight_name)
+
+    def call(self, inputs):
+        return inputs * self.w
+
+    def get_config(self):
+        return {**super().get_config(), "weight_name": self.weight_name}
+
+
+# NUL cuts a zip member's name; a lone surrogate is not UTF-8; Windows reads "\\" in a member's name as "/";
+# a member's name holds at most 65535 bytes; other control characters are refused with NUL.
+@pytest.mark.parametrize("name", ["nul\x00byte", "line\nbreak", "tab\t", "\x7f", "\x85", "lone \ud800 surrogate",
+                                  "a/b", "back\\slash", "", "x" * 256, "x" * 70_000, 5, b"bytes"])
+def test_names_a_model_file_cannot_hold_are_refused(name):
+    with pytest.raises(ValueError) as error:
+        Dense(1, name=name)
+    assert str(error.value) == (f"Dense expects name to be a string of {NAME_RULE}, so that models holding the "
+                                f"layer can be saved and loaded. Received: name={name!r}")
+
+
+@pytest.mark.parametrize("name", ["nul\x00", "/kernel", "kernel/", "query//kernel", "a\\b", "\udfff", "k" * 256,
+                                  "/".join(["k" * 100] * 3), 7])
+def test_weight_names_a_model_file_cannot_hold_are_refused(name):
+    with pytest.raises(ValueError) as error:
+        NamedWeight(name, name="scale")(np.ones((1, 2)))
+    assert str(error.value) == (f"Layer 'scale' (NamedWeight) expects weight names of {NAME_RULE}; '/' may only "
+                                f"separate non-empty parts, as in 'query/kernel'. Received: name={name!r}")
+
+
+def test_two_weights_of_one_layer_cannot_share_a_name():
+    class Twice(Layer):
+        def build(self, input_shape):
+            self.first = self.add_weight(shape=(2,), name="kernel")
+            self.second = self.add_weight(shape=(2,), name="kernel")
+
+    with pytest.raises(ValueError) as error:
+        Twice(name="twice").build((None, 2))
+    assert str(error.value) == ("Layer 'twice' (Twice) already has a weight named 'kernel': a model file keeps "
+                                "weights by name, so give each weight of a layer its own name.")
+
+
+def test_weight_names_may_have_parts_as_keras_sub_layer_paths():
+    layer = NamedWeight("query/kernel", name="attention")
+    layer(np.ones((1, 2)))
+    assert layer.w.path == "attention/query/kernel"
+
+
+NAMES = st.text(st.characters(exclude_categories=()), min_size=1, max_size=12) | st.text(min_size=250, max_size=256)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(layer_name=NAMES, weight_name=st.lists(NAMES, min_size=1, max_size=3).map("/".join))
+def test_every_name_a_layer_accepts_round_trips_through_a_model_file(tmp_path_factory, layer_name, weight_name):
+    try:
+        layer = NamedWeight(weight_name, name=layer_name)
+        x = Input(shape=(3,))
+        model = Model(x, layer(x))
+    except ValueError as error:
+        assume("name" not in str(error))  # refused: not a name this test is about
+        raise
+    path = tmp_path_factory.getbasetemp() / "names.nw"
+    model.save(path)
+    loaded = load_model(path, custom_objects={"NamedWeight": NamedWeight})
+    assert loaded.layers[-1].name == layer_name
+    assert loaded.layers[-1].w.path == f"{layer_name}/{weight_name}"
+    np.testing.assert_array_equal(loaded.layers[-1].w.value, layer.w.value)

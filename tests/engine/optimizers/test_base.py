@@ -4,8 +4,10 @@ import keras
 import numpy as np
 import pytest
 
+from engine import Input, Model, load_model
 from engine.constraints import MaxNorm, NonNeg
-from engine.optimizers import SGD, Adam, Nadam, RMSprop, schedules
+from engine.optimizers import SGD, Adam, Nadam, RMSprop, get, schedules
+from layers import Dense
 from tests.engine.optimizers.oracle import (assert_close, assert_matches_keras, fixed_gradients, initial_weights,
                                             keras_variables, make_pair, our_variables)
 
@@ -154,6 +156,71 @@ def test_state_saved_by_keras_loads_and_resumes(name):
     for mine, reference in zip(our_vars + ours.variables, their_vars + theirs.variables):
         assert_close(mine.value, reference)
 
+
+
+@pytest.mark.parametrize("learning_rate", [0.05, schedules.ExponentialDecay(0.1, 2, 0.5)])
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_state_saved_before_the_first_update_resets_a_built_optimizer(name, learning_rate):
+    options = {**ALL_SLOTS[name], "learning_rate": learning_rate}
+    never_updated, _ = make_pair(name, **options)
+    store = {}
+    never_updated.save_own_variables(store)
+    assert len(store) == len(never_updated.variables) == (2 if learning_rate == 0.05 else 1)
+    trained, _ = make_pair(name, **options)
+    trained_vars = our_variables(initial_weights())
+    for step_grads in fixed_gradients(3):
+        trained.apply_gradients(zip(step_grads, trained_vars))
+    trained.load_own_variables(store)
+    fresh_vars = our_variables([v.value for v in trained_vars])
+    for step_grads in fixed_gradients(4):
+        never_updated.apply_gradients(zip(step_grads, fresh_vars))
+        trained.apply_gradients(zip(step_grads, trained_vars))
+    assert trained.iterations == never_updated.iterations == 4
+    assert [v.name for v in trained.variables] == [v.name for v in never_updated.variables]
+    for a, b in zip(fresh_vars + never_updated.variables, trained_vars + trained.variables):
+        np.testing.assert_array_equal(a.value, b.value)
+
+
+def _compiled_model(name):
+    x = Input(shape=(3,))
+    model = Model(x, Dense(2)(Dense(4, activation="relu")(x)))
+    model.compile(optimizer=get({"class_name": name, "config": {"learning_rate": 0.05, **ALL_SLOTS[name]}}),
+                  loss="mse")
+    return model
+
+
+def _fit_both(first, second, epochs=1):
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(24, 3)), rng.normal(size=(24, 2))
+    for model in (first, second):
+        model.fit(x, y, batch_size=8, epochs=epochs, shuffle=False, verbose=0)
+    for a, b in zip(first.get_weights(), second.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(first.optimizer.variables, second.optimizer.variables):
+        assert a.name == b.name
+        np.testing.assert_array_equal(a.value, b.value)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_a_model_saved_before_fit_loads_and_trains_exactly_like_the_original(name, tmp_path):
+    model = _compiled_model(name)
+    model.save(tmp_path / "never_fitted.nw")
+    loaded = load_model(tmp_path / "never_fitted.nw")
+    assert type(loaded.optimizer) is type(model.optimizer) and loaded.optimizer.iterations == 0
+    _fit_both(model, loaded)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_a_model_saved_after_fit_round_trips_the_optimizer_state_exactly(name, tmp_path):
+    model = _compiled_model(name)
+    model.fit(np.ones((8, 3)), np.zeros((8, 2)), verbose=0)
+    model.save(tmp_path / "fitted.nw")
+    loaded = load_model(tmp_path / "fitted.nw")
+    assert loaded.optimizer.iterations == 1
+    for a, b in zip(model.optimizer.variables, loaded.optimizer.variables):
+        assert a.value.dtype == b.value.dtype
+        np.testing.assert_array_equal(a.value, b.value)
+    _fit_both(model, loaded, epochs=2)
 
 def test_load_errors_name_the_mismatch():
     store = {}

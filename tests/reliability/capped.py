@@ -3,7 +3,6 @@ cap and a time limit, so that a regression fails the test instead of taking the
 machine down."""
 
 import os
-import resource
 import subprocess
 import sys
 
@@ -14,12 +13,14 @@ def run_capped(module, *args, memory=1536 * 2**20, timeout=300):
     """Runs ``python -m module *args`` from the project root with its address
     space capped at ``memory`` bytes and one BLAS thread; returns the completed
     process (``stdout``/``stderr`` as text). A child that overruns ``timeout``
-    seconds is killed and raises ``subprocess.TimeoutExpired``."""
+    seconds is killed and raises ``subprocess.TimeoutExpired``.
 
-    def cap():
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
+    The child caps itself as its first statement: a ``preexec_fn`` would run
+    Python in a fork of the test process, whose other threads (JAX's) may hold
+    locks."""
+    launcher = (f"import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory})); "
+                f"sys.argv[0] = {module!r}; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PYTHONPATH": ROOT}
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
-                          preexec_fn=cap, capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run([sys.executable, "-c", launcher, *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)

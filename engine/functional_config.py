@@ -8,12 +8,17 @@ creates the layers from the registry and replays the calls; shared layers stay
 shared and nested models stay nested.
 """
 
+import reprlib
 from collections import deque
 
 from engine import tree
 from engine.errors import ModelFormatError
 from engine.keras_tensor import KerasTensor
 from engine.registry import custom_object_scope, lookup, registered_name
+
+# How deep the arguments of a call, and the model's inputs and outputs, may nest.
+# Real configs nest a few levels; the bound keeps hostile ones from exhausting the stack.
+_MAX_NESTING = 64
 
 
 def serialize_layer(layer):
@@ -29,18 +34,31 @@ def serialize_layer(layer):
 
 def deserialize_layer(entry, custom_objects=None):
     """Creates a layer from ``serialize_layer``'s output, by registered name."""
-    _expect(isinstance(entry, dict), f"a layer entry must be a dict, received {type(entry).__name__}")
-    _expect("class_name" in entry and "config" in entry, f"layer entry {entry.get('name')!r} lacks class_name or config")
-    cls = lookup(entry["class_name"], custom_objects)
-    config = entry["config"]
-    _expect(isinstance(config, dict), f"the config of layer {entry.get('name')!r} must be a dict")
+    _expect_type(entry, dict, "a layer entry")
+    name = entry.get("name")
+    if name is not None:
+        _expect_type(name, str, "the 'name' of a layer entry")
+    for key, kind in (("class_name", str), ("config", dict)):
+        _expect(key in entry, f"layer entry {name!r} lacks {key!r}")
+        _expect_type(entry[key], kind, f"the {key!r} of layer {name!r}")
+    class_name = entry["class_name"]
+    try:
+        cls = lookup(class_name, custom_objects)
+    except ValueError as error:
+        raise ModelFormatError(f"Cannot create layer {name!r}: {error}") from error
     try:
         with custom_object_scope(custom_objects):
-            return cls.from_config(config)
+            return cls.from_config(entry["config"])
     except ModelFormatError:
         raise
     except (TypeError, ValueError, KeyError) as error:
-        raise ModelFormatError(f"Cannot create layer {entry.get('name')!r} ({entry['class_name']}) from its config: {error}") from error
+        raise ModelFormatError(f"Cannot create layer {name!r} ({class_name}) from its config: {error}") from error
+    except RecursionError as error:
+        raise ModelFormatError(
+            f"Cannot create layer {name!r} ({class_name}): the config nests too deeply for Python's stack "
+            f"({error}). Real configs nest models and values a few levels deep; this one is damaged or was "
+            "made to exhaust the stack."
+        ) from error
 
 
 def functional_config(model):
@@ -94,96 +112,207 @@ def functional_config(model):
 def functional_from_config(cls, config, make_layer=deserialize_layer):
     """Rebuilds a functional model: creates its layers (``make_layer(entry)``,
     from the registry by default), then replays their calls in an order where
-    every call's inputs exist (a work queue, no recursion)."""
-    _expect(isinstance(config, dict), "a model config must be a dict")
+    every call's inputs exist.
+
+    Each call waits on the tensor references it reads and on the previous call
+    of its layer (node indices follow call order); running a call releases the
+    calls waiting on what it produced, so the replay is linear in the size of
+    the config whatever the order of its layers.
+    """
+    _expect_type(config, dict, "a model config")
     for key in ("layers", "input_layers", "output_layers"):
         _expect(key in config, f"the model config lacks {key!r}")
-    _expect(isinstance(config["layers"], list), "'layers' must be a list")
-    layers, produced = {}, {}  # name -> layer; (name, node, tensor) -> KerasTensor
-    pending = deque()
+    _expect_type(config["layers"], list, "the model's 'layers'")
+    model_name = config.get("name")
+    if model_name is not None:
+        _expect_type(model_name, str, "the model's 'name'")
+    trainable = config.get("trainable", True)
+    _expect_type(trainable, bool, "the model's 'trainable'")
+    layers, produced, calls = {}, {}, []  # name -> layer; (name, node, tensor) -> KerasTensor
     for entry in config["layers"]:
-        _expect(isinstance(entry, dict), f"a layer entry must be a dict, received {type(entry).__name__}")
+        _expect_type(entry, dict, "a layer entry")
         layer = make_layer(entry)
         name = entry.get("name", layer.name)
+        _expect_type(name, str, "the 'name' of a layer entry")
         _expect(name not in layers, f"the layer name {name!r} appears twice")
         layers[name] = layer
         nodes = entry.get("inbound_nodes", [])
-        _expect(isinstance(nodes, list), f"inbound_nodes of layer {name!r} must be a list")
+        _expect_type(nodes, list, f"the 'inbound_nodes' of layer {name!r}")
         if type(layer).__name__ == "InputLayer":
             produced[(name, 0, 0)] = layer.output
             continue
-        for node_number, node in enumerate(nodes):
-            _expect(isinstance(node, dict) and "args" in node, f"node {node_number} of layer {name!r} is malformed")
-            pending.append((name, node_number, node))
+        calls.extend(_Call(name, number, node) for number, node in enumerate(nodes))
 
-    def lookup_tensor(ref):
-        _expect(isinstance(ref, list) and len(ref) == 3, f"a tensor reference must be [layer, node, tensor], received {ref!r}")
-        return produced.get((ref[0], ref[1], ref[2]))
-
-    def decode(value, missing):
-        if isinstance(value, dict) and "__tensor__" in value:
-            tensor = lookup_tensor(value["__tensor__"])
-            if tensor is None:
-                missing.append(value["__tensor__"])
-            return tensor
-        if isinstance(value, list):
-            return [decode(v, missing) for v in value]
-        if isinstance(value, dict):
-            return {k: decode(v, missing) for k, v in value.items()}
-        return value
-
-    stalled = 0
-    next_call = {name: 0 for name in layers}
-    while pending:
-        name, node_number, node = pending.popleft()
-        missing = []
-        args = decode(node["args"], missing)
-        kwargs = decode(node.get("kwargs", {}), missing)
-        if missing or next_call[name] != node_number:
-            pending.append((name, node_number, node))
-            stalled += 1
-            if stalled > len(pending):
-                references = [ref for ref in missing] or [[name, node_number]]
-                raise ModelFormatError(
-                    f"The model config cannot be rebuilt: layer {name!r} call {node_number} needs tensors "
-                    f"{references} that no layer produces (a missing layer or node, or a cycle)."
-                )
-            continue
-        stalled = 0
-        _expect(isinstance(args, list) and args, f"call {node_number} of layer {name!r} has no inputs")
-        try:
-            outputs = layers[name](*args, **(kwargs if isinstance(kwargs, dict) else {}))
-        except ModelFormatError:
-            raise
-        except (TypeError, ValueError) as error:
-            raise ModelFormatError(f"Replaying call {node_number} of layer {name!r} failed: {error}") from error
-        for index, tensor in enumerate(tree.flatten(outputs)):
-            produced[(name, node_number, index)] = tensor
-        next_call[name] += 1
+    _replay(calls, layers, produced)
 
     def resolve(ref):
-        tensor = lookup_tensor(ref)
-        _expect(tensor is not None, f"the model's input or output {ref!r} refers to no tensor")
-        return tensor
+        _expect(ref in produced, f"the model's input or output {list(ref)!r} refers to no tensor")
+        return produced[ref]
 
-    inputs = _map_refs(config["input_layers"], resolve)
-    outputs = _map_refs(config["output_layers"], resolve)
+    inputs = _map_refs(config["input_layers"], resolve, "input_layers")
+    outputs = _map_refs(config["output_layers"], resolve, "output_layers")
     try:
-        return cls(inputs=inputs, outputs=outputs, name=config.get("name"), trainable=config.get("trainable", True))
+        return cls(inputs=inputs, outputs=outputs, name=model_name, trainable=trainable)
     except (TypeError, ValueError) as error:
         raise ModelFormatError(f"The rebuilt graph is not a valid model: {error}") from error
 
 
-def _map_refs(structure, fn):
+class _Call:
+    """One entry of a layer's ``inbound_nodes``, waiting to be replayed.
+
+    ``references`` are the ``(layer, node, tensor)`` triples its arguments
+    read; ``waiting`` counts what it still waits for.
+    """
+
+    __slots__ = ("args", "kwargs", "layer_name", "number", "references", "waiting")
+
+    def __init__(self, layer_name, number, node):
+        where = f"call {number} of layer {layer_name!r}"
+        _expect_type(node, dict, where)
+        _expect("args" in node, f"{where} lacks 'args'")
+        args, kwargs = node["args"], node.get("kwargs", {})
+        _expect_type(args, list, f"the 'args' of {where}")
+        _expect(args, f"the 'args' of {where} are empty: a call needs its inputs")
+        _expect_type(kwargs, dict, f"the 'kwargs' of {where}")
+        _expect("__tensor__" not in kwargs, f"the 'kwargs' of {where} must be a dict of arguments, not a tensor reference")
+        for key in kwargs:
+            _expect_type(key, str, f"each key of the 'kwargs' of {where}")
+        self.layer_name, self.number, self.args, self.kwargs = layer_name, number, args, kwargs
+        self.references = []
+        _collect_references(args, self.references, f"the 'args' of {where}")
+        _collect_references(kwargs, self.references, f"the 'kwargs' of {where}")
+
+
+def _replay(calls, layers, produced):
+    """Runs each ``_Call`` once what it waits for exists: every call is
+    registered under each missing reference and under the previous call of
+    its layer, and running a call releases those waiting on its outputs."""
+    waiting_on = {}  # (name, node, tensor) or (name, node) -> the calls waiting for it
+    ready = deque()
+    for call in calls:
+        keys = {ref for ref in call.references if ref not in produced}
+        if call.number:
+            keys.add((call.layer_name, call.number - 1))
+        call.waiting = len(keys)
+        for key in keys:
+            waiting_on.setdefault(key, []).append(call)
+        if not keys:
+            ready.append(call)
+    while ready:
+        call = ready.popleft()
+        count = _replay_call(call, layers[call.layer_name], produced)
+        done = [(call.layer_name, call.number, index) for index in range(count)] + [(call.layer_name, call.number)]
+        for key in done:
+            for waiter in waiting_on.pop(key, ()):
+                waiter.waiting -= 1
+                if not waiter.waiting:
+                    ready.append(waiter)
+    stuck = [call for call in calls if call.waiting]
+    if stuck:
+        raise _stuck_error(stuck, produced)
+
+
+def _stuck_error(stuck, produced):
+    """The error for calls that never ran, naming the root cause: a call that
+    reads a tensor no call of the config makes or, failing that, one of a cycle."""
+    stuck_calls = {(call.layer_name, call.number) for call in stuck}
+    for call in stuck:
+        missing = [list(ref) for ref in call.references if ref not in produced and ref[:2] not in stuck_calls]
+        if missing:
+            break
+    else:
+        call = next(call for call in stuck if any(ref not in produced for ref in call.references))
+        missing = [list(ref) for ref in call.references if ref not in produced]
+    return ModelFormatError(
+        f"The model config cannot be rebuilt: layer {call.layer_name!r} call {call.number} needs tensors "
+        f"{missing} that no layer produces (a missing layer or node, or a cycle). Each reference "
+        "[layer, node, tensor] must name a layer of the config, one of its calls and one of its outputs."
+    )
+
+
+def _collect_references(value, references, where):
+    """Appends to ``references`` the ``(layer, node, tensor)`` triple of each
+    ``{"__tensor__": ...}`` in ``value``, checking each one and the nesting depth."""
+    stack = [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_NESTING:
+            raise ModelFormatError(
+                f"Invalid model config: {where} nest deeper than {_MAX_NESTING} levels; real configs nest a few."
+            )
+        if isinstance(value, dict) and "__tensor__" in value:
+            references.append(_reference(value["__tensor__"], where))
+        elif isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+
+
+def _reference(ref, where):
+    """``ref`` as a ``(layer, node, tensor)`` tuple, when it is ``[str, int >= 0, int >= 0]``."""
+    if not (isinstance(ref, list) and len(ref) == 3 and isinstance(ref[0], str)
+            and all(type(index) is int and index >= 0 for index in ref[1:])):
+        raise ModelFormatError(
+            f"Invalid model config: a tensor reference in {where} must be [layer name, node index, "
+            f"tensor index] (a str and two non-negative ints), received {_describe(ref)}."
+        )
+    return tuple(ref)
+
+
+def _replay_call(call, layer, produced):
+    """Calls ``layer`` on the call's arguments, records its outputs in ``produced``
+    and returns how many there are."""
+    args, kwargs = _decode(call.args, produced), _decode(call.kwargs, produced)
+    try:
+        outputs = layer(*args, **kwargs)
+    except ModelFormatError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ModelFormatError(f"Replaying call {call.number} of layer {call.layer_name!r} failed: {error}") from error
+    flat = tree.flatten(outputs)
+    for index, tensor in enumerate(flat):
+        produced[(call.layer_name, call.number, index)] = tensor
+    return len(flat)
+
+
+def _decode(value, produced):
+    """``value`` with each tensor reference replaced by its tensor (``_Call`` bounded the nesting)."""
+    if isinstance(value, dict) and "__tensor__" in value:
+        return produced[tuple(value["__tensor__"])]
+    if isinstance(value, list):
+        return [_decode(v, produced) for v in value]
+    if isinstance(value, dict):
+        return {k: _decode(v, produced) for k, v in value.items()}
+    return value
+
+
+def _map_refs(structure, fn, field, depth=1):
+    """Applies ``fn`` to each reference in ``structure``: a reference, or a list or dict of them."""
+    if depth > _MAX_NESTING:
+        raise ModelFormatError(f"Invalid model config: {field!r} nests deeper than {_MAX_NESTING} levels.")
     if isinstance(structure, dict):
-        return {k: _map_refs(v, fn) for k, v in structure.items()}
-    _expect(isinstance(structure, list), f"expected a list of tensor references, received {structure!r}")
-    if len(structure) == 3 and isinstance(structure[0], str):
-        return fn(structure)
-    return [_map_refs(v, fn) for v in structure]
+        return {k: _map_refs(v, fn, field, depth + 1) for k, v in structure.items()}
+    if not (isinstance(structure, list) and structure):
+        raise ModelFormatError(
+            f"Invalid model config: {field!r} must hold tensor references [layer name, node index, tensor index], "
+            f"or lists or dicts of them; received {_describe(structure)}."
+        )
+    if isinstance(structure[0], str):
+        return fn(_reference(structure, repr(field)))
+    return [_map_refs(v, fn, field, depth + 1) for v in structure]
+
+
+def _describe(value):
+    """The type and a short repr of ``value``, safe for values nested arbitrarily deep."""
+    return f"{type(value).__name__} {reprlib.repr(value)}"
+
+
+def _expect_type(value, kind, what):
+    """Raises ModelFormatError unless ``value`` is a ``kind``; ``what`` names the field."""
+    if not isinstance(value, kind):
+        raise ModelFormatError(f"Invalid model config: {what} must be a {kind.__name__}, received {_describe(value)}.")
 
 
 def _expect(condition, message):
     if not condition:
         raise ModelFormatError(f"Invalid model config: {message}.")
-

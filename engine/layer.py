@@ -10,6 +10,7 @@ and ``backward``, never ``__call__``.
 import functools
 import inspect
 import math
+import threading
 import unicodedata
 
 import numpy as np
@@ -26,6 +27,9 @@ from engine.registry import register_builtin
 from engine.variable import Variable
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
+#: Held while a layer builds, so that a layer first called from several threads
+#: builds once. Reentrant: a build may build sub-layers.
+BUILD_LOCK = threading.RLock()
 _NAME_RULE = ("1 to 255 characters, any but '/', '\\', control characters (such as '\\x00' or '\\n') and "
               "lone surrogates")
 
@@ -358,10 +362,13 @@ class Layer(Module):
     def _maybe_build(self, inputs):
         if self.built:
             return
-        shapes = _shapes(inputs)
-        self.build(shapes)
-        self.built = True
-        self._build_shapes = shapes
+        with BUILD_LOCK:
+            if self.built:  # another thread built it while this one waited
+                return
+            shapes = _shapes(inputs)
+            self.build(shapes)
+            self.built = True
+            self._build_shapes = shapes
 
     def _as_array(self, value):
         if isinstance(value, Variable):

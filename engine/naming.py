@@ -2,8 +2,10 @@
 
 import functools
 import re
+import threading
 
 _counts = {}
+_lock = threading.Lock()  # graphs may be built from several threads at once
 
 
 @functools.lru_cache(maxsize=None)
@@ -13,12 +15,14 @@ def to_snake_case(name: str) -> str:
 
 
 def unique_name(base: str) -> str:
-    """Returns ``base`` the first time, then ``base_1``, ``base_2``, ..."""
-    count = _counts.get(base, 0)
-    _counts[base] = count + 1
+    """Returns ``base`` the first time, then ``base_1``, ``base_2``, ...; thread-safe."""
+    with _lock:
+        count = _counts.get(base, 0)
+        _counts[base] = count + 1
     return base if count == 0 else f"{base}_{count}"
 
 
 def reset_names() -> None:
     """Forgets every name handed out, so automatic names start again at ``dense``."""
-    _counts.clear()
+    with _lock:
+        _counts.clear()

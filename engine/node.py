@@ -5,8 +5,14 @@ with two Nodes. If the graph linked layers directly, a layer fed its own output
 through another layer would be a cycle; linking calls keeps the graph a DAG.
 """
 
+import threading
+
 from engine import tree
 from engine.keras_tensor import KerasTensor
+
+# Registration reads a layer's node count and then appends, so two threads
+# calling one layer would otherwise get the same node index.
+_registration_lock = threading.Lock()
 
 
 class Node:
@@ -14,7 +20,8 @@ class Node:
 
     Creating a Node appends it to ``outbound_layer.inbound_nodes`` and to the
     ``outbound_nodes`` of each inbound layer, and stamps ``_keras_history`` on
-    each output tensor.
+    each output tensor, all under one lock: layers may be called from several
+    threads at once.
 
     Attributes:
         outbound_layer: the layer that was called.
@@ -40,16 +47,17 @@ class Node:
         self.outputs = outputs
         self.output_tensors = [outputs] if isinstance(outputs, KerasTensor) else tree.flatten(outputs)
 
-        node_index = len(outbound_layer._inbound_nodes)
-        outbound_layer._inbound_nodes.append(self)
-        seen = set()
-        for tensor in self.input_tensors:
-            inbound = tensor._keras_history.layer
-            if id(inbound) not in seen:
-                seen.add(id(inbound))
-                inbound._outbound_nodes.append(self)
-        for tensor_index, tensor in enumerate(self.output_tensors):
-            tensor._set_history(outbound_layer, node_index, tensor_index)
+        with _registration_lock:
+            node_index = len(outbound_layer._inbound_nodes)
+            outbound_layer._inbound_nodes.append(self)
+            seen = set()
+            for tensor in self.input_tensors:
+                inbound = tensor._keras_history.layer
+                if id(inbound) not in seen:
+                    seen.add(id(inbound))
+                    inbound._outbound_nodes.append(self)
+            for tensor_index, tensor in enumerate(self.output_tensors):
+                tensor._set_history(outbound_layer, node_index, tensor_index)
 
     @property
     def inbound_layers(self):

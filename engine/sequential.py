@@ -3,7 +3,7 @@
 from engine.functional import Functional
 from engine.input_layer import Input, InputLayer
 from engine.keras_tensor import KerasTensor
-from engine.layer import Layer
+from engine.layer import BUILD_LOCK, Layer
 from engine.naming import unique_name
 
 
@@ -99,9 +99,12 @@ class Sequential(Functional):
         return self._graph_plan
 
     def _maybe_build(self, inputs):
-        if self._graph_plan is None:
-            shape = tuple(inputs.shape) if not isinstance(inputs, (list, tuple)) else tuple(inputs[0].shape)
-            self.build(self._known_input_shape() or (None,) + shape[1:])
+        if self._graph_plan is not None:
+            return
+        with BUILD_LOCK:
+            if self._graph_plan is None:  # another thread may have built it while this one waited
+                shape = tuple(inputs.shape) if not isinstance(inputs, (list, tuple)) else tuple(inputs[0].shape)
+                self.build(self._known_input_shape() or (None,) + shape[1:])
 
     def _build_if_shape_known(self):
         if self._graph_plan is None and self._known_input_shape() is not None:

@@ -1,11 +1,13 @@
 """Functional and Sequential configs: round trips that keep sharing and nesting."""
 
 import json
+import random
 
 import numpy as np
 import pytest
 
 from engine import Input, Model, ModelFormatError, Sequential
+from engine import functional_config as replay
 from engine.functional import Functional
 from engine.functional_config import functional_config
 from layers import Activation, Dense
@@ -92,4 +94,176 @@ def test_a_cycle_in_the_config_is_detected():
     d1 = next(e for e in config["layers"] if e["name"] == "d1")
     d1["inbound_nodes"][0]["args"] = [{"__tensor__": ["d2", 0, 0]}]
     with pytest.raises(ModelFormatError, match="no layer produces .*or a cycle"):
+        Functional.from_config(config)
+
+
+def _chain_model(depth):
+    """The shared and nested model followed by a chain of ``depth`` Dense layers."""
+    a, b = Input(shape=(3,), name="a"), Input(shape=(3,), name="b")
+    shared = Dense(3, name="shared")
+    inner_in = Input(shape=(3,), name="inner_in")
+    inner = Model(inner_in, Dense(3, name="inner_dense")(inner_in), name="inner")
+    h = inner(shared(a)) + shared(b)
+    for i in range(depth):
+        h = Dense(3, name=f"chain_{i}")(h)
+    return Model([a, b], shared(h), name="chain")
+
+
+@pytest.fixture
+def replay_counts(monkeypatch):
+    """Counts the calls replayed and the values decoded while rebuilding configs."""
+    counts = {"calls": 0, "decoded": 0}
+    replay_call, decode = replay._replay_call, replay._decode
+
+    def counting_replay_call(*args):
+        counts["calls"] += 1
+        return replay_call(*args)
+
+    def counting_decode(*args):
+        counts["decoded"] += 1
+        return decode(*args)
+
+    monkeypatch.setattr(replay, "_replay_call", counting_replay_call)
+    monkeypatch.setattr(replay, "_decode", counting_decode)
+    return counts
+
+
+@pytest.mark.parametrize("order", ["reverse", "shuffled"])
+def test_replay_in_any_layer_order_rebuilds_the_same_model_in_the_same_steps(order, replay_counts):
+    model = _chain_model(200)
+    config = json.loads(json.dumps(model.get_config()))
+    saved = Functional.from_config(config)
+    steps_in_saved_order = dict(replay_counts)
+    calls = sum(len(entry.get("inbound_nodes", [])) for entry in config["layers"] if entry["class_name"] != "InputLayer")
+    # Each call is replayed once: the model's own, and inner_dense's inside the nested model.
+    assert steps_in_saved_order["calls"] == calls + 1 == 200 + 6
+
+    replay_counts.update(calls=0, decoded=0)
+    if order == "reverse":
+        config["layers"].reverse()
+    else:
+        random.Random(0).shuffle(config["layers"])
+    rebuilt = Functional.from_config(config)
+    assert replay_counts == steps_in_saved_order
+    for clone in (saved, rebuilt):
+        assert [layer.name for layer in clone.layers] == [layer.name for layer in model.layers]
+        assert _links(clone) == _links(model)
+        clone.set_weights(model.get_weights())
+        data = [np.random.rand(2, 3), np.random.rand(2, 3)]
+        np.testing.assert_array_equal(clone(data), model(data))
+
+
+def test_a_call_waiting_for_a_missing_reference_is_named_whatever_the_order():
+    x = Input(shape=(2,), name="x")
+    model = Model(x, Dense(2, name="d3")(Dense(2, name="d2")(Dense(2, name="d1")(x))))
+    config = json.loads(json.dumps(model.get_config()))
+    next(e for e in config["layers"] if e["name"] == "d2")["inbound_nodes"][0]["args"] = [{"__tensor__": ["d1", 1, 0]}]
+    config["layers"].reverse()
+    with pytest.raises(ModelFormatError, match=r"layer 'd2' call 0 needs tensors \[\['d1', 1, 0\]\] that no layer produces"):
+        Functional.from_config(config)
+
+
+def _layer(config, name):
+    return next(entry for entry in config["layers"] if entry["name"] == name)
+
+
+def _first_call(config, name):
+    return _layer(config, name)["inbound_nodes"][0]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: _first_call(c, "shared").__setitem__("kwargs", [1, 2]),
+     r"the 'kwargs' of call 0 of layer 'shared' must be a dict, received list \[1, 2\]"),
+    (lambda c: _first_call(c, "shared").__setitem__("kwargs", {1: "x"}),
+     r"each key of the 'kwargs' of call 0 of layer 'shared' must be a str, received int 1"),
+    (lambda c: _first_call(c, "shared").__setitem__("kwargs", {"__tensor__": ["a", 0, 0]}),
+     r"the 'kwargs' of call 0 of layer 'shared' must be a dict of arguments, not a tensor reference"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", {"__tensor__": ["a", 0, 0]}),
+     r"the 'args' of call 0 of layer 'shared' must be a list, received dict"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", []),
+     r"the 'args' of call 0 of layer 'shared' are empty"),
+    (lambda c: _first_call(c, "shared").pop("args"), r"call 0 of layer 'shared' lacks 'args'"),
+    (lambda c: _layer(c, "shared")["inbound_nodes"].__setitem__(0, "a"),
+     r"call 0 of layer 'shared' must be a dict, received str 'a'"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", [{"__tensor__": ["a", 0]}]),
+     (r"a tensor reference in the 'args' of call 0 of layer 'shared' must be \[layer name, node index, tensor "
+      r"index\] \(a str and two non-negative ints\), received list \['a', 0\]")),
+    (lambda c: _first_call(c, "shared").__setitem__("args", [{"__tensor__": ["a", True, 0]}]),
+     r"must be \[layer name, node index, tensor index\].*received list \['a', True, 0\]"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", [{"__tensor__": ["a", 0, 0.0]}]),
+     r"must be \[layer name, node index, tensor index\].*received list \['a', 0, 0.0\]"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", [{"__tensor__": [0, 0, 0]}]),
+     r"must be \[layer name, node index, tensor index\].*received list \[0, 0, 0\]"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", [{"__tensor__": ["a", -1, 0]}]),
+     r"must be \[layer name, node index, tensor index\].*received list \['a', -1, 0\]"),
+    (lambda c: _first_call(c, "shared").__setitem__("args", [{"__tensor__": "a"}]),
+     r"must be \[layer name, node index, tensor index\].*received str 'a'"),
+    (lambda c: _layer(c, "shared").__setitem__("inbound_nodes", {"0": {}}),
+     r"the 'inbound_nodes' of layer 'shared' must be a list, received dict"),
+    (lambda c: _layer(c, "shared").__setitem__("name", 7), r"the 'name' of a layer entry must be a str, received int 7"),
+    (lambda c: _layer(c, "shared").__setitem__("class_name", ["Dense"]),
+     r"the 'class_name' of layer 'shared' must be a str, received list \['Dense'\]"),
+    (lambda c: _layer(c, "shared").__setitem__("config", "units=4"),
+     r"the 'config' of layer 'shared' must be a dict, received str 'units=4'"),
+    (lambda c: c["layers"].__setitem__(1, ["b"]), r"a layer entry must be a dict, received list \['b'\]"),
+    (lambda c: c.__setitem__("layers", {"a": {}}), r"the model's 'layers' must be a list, received dict"),
+    (lambda c: c.__setitem__("name", ["root"]), r"the model's 'name' must be a str, received list \['root'\]"),
+    (lambda c: c.__setitem__("trainable", "no"), r"the model's 'trainable' must be a bool, received str 'no'"),
+    (lambda c: c.__setitem__("input_layers", "a"),
+     (r"'input_layers' must hold tensor references \[layer name, node index, tensor index\], or lists or dicts "
+      r"of them; received str 'a'")),
+    (lambda c: c.__setitem__("input_layers", {"a": ["a", 0, 0], "b": []}), r"'input_layers' must hold tensor references"),
+    (lambda c: c.__setitem__("input_layers", {"a": ["a", 0], "b": ["b", 0, 0]}),
+     r"a tensor reference in 'input_layers' must be \[layer name, node index, tensor index\].*received list \['a', 0\]"),
+    (lambda c: c.__setitem__("output_layers", {"deep": ["middle", 0, False], "slice": ["get_item", 0, 0]}),
+     r"a tensor reference in 'output_layers' must be .*received list \['middle', 0, False\]"),
+    (lambda c: c.__setitem__("output_layers", 3), r"'output_layers' must hold tensor references.*received int 3"),
+    (lambda c: c.__setitem__("output_layers", {"deep": ["middle", 0, 0], "slice": ["get_item", 0, 1]}),
+     r"the model's input or output \['get_item', 0, 1\] refers to no tensor"),
+])
+def test_config_values_of_the_wrong_type_are_refused(mutate, message):
+    config = json.loads(json.dumps(_shared_nested_model().get_config()))
+    mutate(config)
+    with pytest.raises(ModelFormatError, match=message):
+        Functional.from_config(config)
+
+
+def _nested_list(depth, leaf):
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: _first_call(c, "shared").__setitem__("args", _nested_list(100_000, {"__tensor__": ["a", 0, 0]})),
+     r"the 'args' of call 0 of layer 'shared' nest deeper than 64 levels"),
+    (lambda c: _first_call(c, "shared").__setitem__("kwargs", {"mask": _nested_list(100_000, None)}),
+     r"the 'kwargs' of call 0 of layer 'shared' nest deeper than 64 levels"),
+    (lambda c: c.__setitem__("input_layers", _nested_list(100_000, ["a", 0, 0])), r"'input_layers' nests deeper than 64 levels"),
+    (lambda c: c.__setitem__("output_layers", {"deep": _nested_list(100_000, ["middle", 0, 0])}),
+     r"'output_layers' nests deeper than 64 levels"),
+])
+def test_deeply_nested_values_are_refused_without_exhausting_the_stack(mutate, message):
+    config = json.loads(json.dumps(_shared_nested_model().get_config()))
+    mutate(config)
+    with pytest.raises(ModelFormatError, match=message):
+        Functional.from_config(config)
+
+
+def test_models_nested_100000_deep_are_refused_without_exhausting_the_stack():
+    x = Input(shape=(2,), name="x")
+    config = Model(x, Dense(2)(x), name="m").get_config()
+    for level in range(100_000):
+        config = {
+            "name": f"m{level}",
+            "layers": [
+                {"class_name": "InputLayer", "name": f"x{level}", "config": {"batch_shape": [None, 2], "name": f"x{level}"}},
+                {"class_name": "Functional", "name": config["name"], "config": config,
+                 "inbound_nodes": [{"args": [{"__tensor__": [f"x{level}", 0, 0]}], "kwargs": {}}]},
+            ],
+            "input_layers": [f"x{level}", 0, 0],
+            "output_layers": [config["name"], 0, 0],
+        }
+    with pytest.raises(ModelFormatError, match="the config nests too deeply for Python's stack"):
         Functional.from_config(config)

@@ -42,10 +42,13 @@ class CompiledLoss:
         return total, per_output, grads
 
     def check_targets(self, targets, model):
-        """Raises before training when targets cannot fit their loss (sparse labels out of range)."""
+        """Raises before training when targets cannot fit their loss: a shape the
+        loss cannot pair with the output, or sparse labels out of range."""
         from engine.losses import SparseCategoricalCrossentropy
 
         for fn, y, tensor, name in zip(self.losses, targets, model.outputs, self.names):
+            if fn is not None and y is not None:
+                _check_target_shape(fn, np.shape(y), tensor.shape, name, model.name)
             if isinstance(fn, SparseCategoricalCrossentropy) and y is not None:
                 classes = tensor.shape[-1]
                 labels = np.asarray(y)
@@ -56,6 +59,65 @@ class CompiledLoss:
                         f"Output {name!r} uses sparse categorical cross-entropy over {classes} classes, so labels "
                         f"must be in [0, {classes}); received label {bad.flat[0].item()!r}."
                     )
+
+
+def _check_target_shape(loss, received, output_shape, output_name, model_name):
+    """Raises a ValueError when targets of shape ``received`` cannot pair with an
+    output of ``output_shape`` under a built-in ``loss``, as Keras would fail on
+    them (custom losses define their own targets and are not checked)."""
+    from engine import losses
+
+    received = tuple(received)
+    expected = received[:1] + tuple(output_shape[1:])
+    labels = (expected[:-1], expected[:-1] + (1,))  # one class index per sample
+    looks_sparse = len(expected) > 1 and expected[-1] not in (1, None) and any(_same(received, s) for s in labels)
+    if isinstance(loss, losses.SparseCategoricalCrossentropy):
+        if any(_same(received, s) for s in labels):
+            return
+        wanted = f"{labels[0]} or {labels[1]} (one integer class index per sample)"
+        advice = ("For one-hot labels use loss='categorical_crossentropy', or pass labels.argmax(axis=-1)."
+                  if _same(received, expected) else f"Reshape the labels to {labels[0]}.")
+    elif isinstance(loss, losses.CategoricalCrossentropy):
+        if _same(received, expected):
+            return
+        wanted = f"{expected} (one-hot labels, one column per class)"
+        advice = (f"These look like integer class labels: use loss='sparse_categorical_crossentropy', or one-hot "
+                  f"encode them (np.eye({expected[-1]})[labels])." if looks_sparse
+                  else f"Reshape the labels to {expected}.")
+    elif isinstance(loss, (losses.MeanSquaredError, losses.MeanAbsoluteError, losses.Huber, losses.CosineSimilarity,
+                           losses.KLDivergence, losses.BinaryCrossentropy)):
+        y, out = _align_ranks(received, expected)
+        exact = isinstance(loss, losses.BinaryCrossentropy)
+        if len(y) == len(out) and all(_same_axis(a, b, broadcast=not exact) for a, b in zip(y, out)):
+            return
+        wanted = f"{expected} (a trailing axis of 1 may be added or dropped)"
+        advice = (f"Targets of shape {received} look like integer class labels: for {expected[-1]} classes "
+                  "use loss='sparse_categorical_crossentropy'; for regression give one target per output value."
+                  if looks_sparse else f"Reshape the targets to {expected}, or give the output their shape.")
+    else:
+        return
+    raise ValueError(
+        f"Targets for output {output_name!r} of model {model_name!r} do not fit its loss {loss.name!r}: expected "
+        f"shape {wanted} for an output of shape {output_shape}, but received targets of shape "
+        f"{received}. {advice}"
+    )
+
+
+def _align_ranks(y, out):
+    """Keras' ``squeeze_or_expand_to_same_rank`` on shapes (as the losses align their arrays)."""
+    if len(y) == len(out) + 1 and y[-1] == 1:
+        return (y, out + (1,)) if len(out) == 1 else (y[:-1], out)
+    if len(out) == len(y) + 1 and out[-1] == 1:
+        return (y + (1,), out) if len(y) == 1 else (y, out[:-1])
+    return y, out
+
+
+def _same_axis(a, b, broadcast):
+    return a == b or a is None or b is None or (broadcast and 1 in (a, b))
+
+
+def _same(received, expected):
+    return len(received) == len(expected) and all(_same_axis(a, b, False) for a, b in zip(received, expected))
 
 
 class CompiledMetrics:

@@ -1,7 +1,23 @@
 """Training data: mapping x, y and sample weights onto a model's inputs and
 outputs, checking them, and cutting them into batches."""
 
+import math
+import numbers
+
 import numpy as np
+
+from engine.dtypes import dtype_kind, dtype_name
+
+# Dtype kinds Keras casts between silently: bool, signed and unsigned ints, floats.
+_NUMBER_KINDS = "biuf"
+_DTYPE_ADVICE = {
+    "c": "Complex values are never cast silently: pass their real part (array.real) or their magnitude "
+         "(np.abs(array)) explicitly.",
+    "U": "Convert the strings to numbers first: np.asarray(array, dtype='float32') for numeric text, a "
+         "vocabulary lookup to integer indices for words.",
+    "O": "Convert it to a numeric array first, e.g. np.asarray(array, dtype='float32') (pad ragged data to "
+         "one shape first).",
+}
 
 
 class TrainingData:
@@ -30,10 +46,71 @@ class TrainingData:
             )
         return self.take(np.arange(cut)), self.take(np.arange(cut, self.size))
 
+    def steps(self, batch_size):
+        """Number of batches: an empty data set is one empty batch (predict then returns empty outputs)."""
+        return max(math.ceil(self.size / batch_size), 1)
+
     def batches(self, batch_size, shuffle=False, rng=None):
         order = rng.permutation(self.size) if shuffle else np.arange(self.size)
-        for start in range(0, self.size, batch_size):
-            yield self.take(order[start:start + batch_size])
+        for step in range(self.steps(batch_size)):
+            yield self.take(order[step * batch_size:(step + 1) * batch_size])
+
+    def require_samples(self, model, what):
+        """Raises when there is nothing to train or evaluate on (Keras fails there with internal errors)."""
+        if self.size == 0:
+            raise ValueError(
+                f"{what} of model {model.name!r} received 0 samples (the data is empty along axis 0). Pass at "
+                "least one sample (predict() takes empty data and returns empty outputs)."
+            )
+
+
+def check_batch_size(batch_size, default=32):
+    """``batch_size`` as a positive int (``default`` for None): TypeError for a
+    non-integer, ValueError for zero or a negative size.
+
+    Example:
+        >>> check_batch_size(None)
+        32
+    """
+    if batch_size is None:
+        return default
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(
+            f"batch_size must be a positive integer (or None for the default {default}); received "
+            f"batch_size={batch_size!r} of type {type(batch_size).__name__}."
+        )
+    if batch_size <= 0:
+        raise ValueError(
+            f"batch_size must be a positive integer (or None for the default {default}); received "
+            f"batch_size={batch_size!r}. Pass the number of samples per gradient step, e.g. batch_size=32."
+        )
+    return int(batch_size)
+
+
+def cast_input(value, dtype, where):
+    """``value`` (an array) cast to the ``dtype`` of a model input where Keras
+    casts: between numbers (bool, int, float). Other kinds of values (complex,
+    strings, objects, ...) raise a ValueError that starts with ``where`` (which
+    names the input and the model), unless the input has that very kind.
+
+    Example:
+        >>> cast_input(np.array([True, False]), "float32", "Input 0 of model 'm'")
+        array([1., 0.], dtype=float32)
+    """
+    kind, expected = value.dtype.kind, dtype_kind(dtype)
+    if kind == expected:
+        return value
+    if kind in _NUMBER_KINDS and expected in _NUMBER_KINDS:
+        return value.astype(dtype)
+    raise ValueError(
+        f"{where} expects {dtype_name(dtype)} values (arrays of bool, int or float are cast to it), but "
+        f"received an array of dtype {value.dtype}. {_dtype_advice(value.dtype)}"
+    )
+
+
+def _dtype_advice(dtype):
+    kind = "U" if dtype.kind == "S" else dtype.kind
+    return _DTYPE_ADVICE.get(kind, "Pass an array of bool, int or float values.")
 
 
 def prepare(model, x, y=None, sample_weight=None, class_weight=None):
@@ -64,13 +141,20 @@ def _standardize_targets(model, y):
         unknown = [k for k in y if k not in names]
         if unknown:
             raise ValueError(f"Model {model.name!r} has outputs {names}; received targets for unknown outputs {unknown}.")
-        return [None if n not in y else np.asarray(y[n]) for n in names]
-    ys = list(y) if isinstance(y, (list, tuple)) else [y]
-    if len(ys) != len(names):
-        raise ValueError(
-            f"Model {model.name!r} has {len(names)} output(s) {names} but received {len(ys)} target array(s)."
-        )
-    return [np.asarray(a) for a in ys]
+        ys = [None if n not in y else np.asarray(y[n]) for n in names]
+    else:
+        ys = [np.asarray(a) for a in (y if isinstance(y, (list, tuple)) else [y])]
+        if len(ys) != len(names):
+            raise ValueError(
+                f"Model {model.name!r} has {len(names)} output(s) {names} but received {len(ys)} target array(s)."
+            )
+    for name, target in zip(names, ys):
+        if target is not None and target.dtype.kind not in _NUMBER_KINDS:
+            raise ValueError(
+                f"Targets for output {name!r} of model {model.name!r} must be numbers (bool, int or float), but "
+                f"received an array of dtype {target.dtype}. {_dtype_advice(target.dtype)}"
+            )
+    return ys
 
 
 def _standardize_sample_weights(model, sample_weight, ys):

@@ -8,7 +8,7 @@ that plan.
 import numpy as np
 
 from engine import tree
-from engine.dtypes import dtype_kind
+from engine.data_adapter import cast_input
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
 from engine.naming import unique_name
@@ -150,8 +150,10 @@ class Functional(Model):
 
     def _standardize_inputs(self, inputs):
         """Maps call inputs (one value, a list, or a dict by input name) onto the
-        model inputs, checking count and shapes; NumPy values of another kind (int
-        for a float input) are cast to the input's dtype."""
+        model inputs, checking count, shapes, dtypes and that every array has the
+        same batch size. Numbers of another kind (bool or int for a float input,
+        float for an int one) are cast to the input's dtype, as Keras does; other
+        kinds (complex, strings, objects) raise."""
         expected = self.plan.inputs
         names = self.input_names
         if isinstance(inputs, dict):
@@ -175,11 +177,16 @@ class Functional(Model):
         result = []
         for index, (value, spec) in enumerate(zip(flat, expected)):
             if not isinstance(value, KerasTensor):
-                value = np.asarray(value)
-                if value.dtype.kind != dtype_kind(spec.dtype):
-                    value = value.astype(spec.dtype)
+                where = f"Input {index} ({names[index]!r}) of model {self.name!r}"
+                value = cast_input(np.asarray(value), spec.dtype, where)
             _check_shape(value.shape, spec.shape, index, names[index], self.name)
             result.append(value)
+        batch_sizes = {n: v.shape[0] for n, v in zip(names, result) if not isinstance(v, KerasTensor)}
+        if len(set(batch_sizes.values())) > 1:
+            raise ValueError(
+                f"Model {self.name!r} received inputs with different batch sizes: {batch_sizes}. Every input "
+                "holds the same samples, so pass the same number of rows (axis 0) for each."
+            )
         return result
 
 

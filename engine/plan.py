@@ -345,7 +345,8 @@ class _Walk:
 
 
 def _batch_size(value):
-    return value.shape[0] if np.ndim(value) else 1
+    """The divisor of an activity penalty: the batch size, 1 for an empty batch (whose penalty is 0)."""
+    return max(value.shape[0], 1) if np.ndim(value) else 1
 
 
 def _store(values, out_slots, out):

@@ -1,12 +1,10 @@
 """compile / fit / evaluate / predict: how a model trains, mixed into Model."""
 
-import math
-
 import numpy as np
 
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
-from engine.data_adapter import prepare
+from engine.data_adapter import check_batch_size, prepare
 from engine.progress import ProgressLogger
 from engine.utils import random_generator
 
@@ -73,6 +71,14 @@ class Trainer:
                 variable.value = value
             raise
 
+    def _training_data(self, what, x, y, sample_weight=None, class_weight=None):
+        """Checked data for ``what`` (fit, evaluate, ...): inputs, targets that fit
+        their losses, and at least one sample."""
+        data = prepare(self, x, y, sample_weight, class_weight)
+        self.compiled_loss.check_targets(data.y, self)
+        data.require_samples(self, what)
+        return data
+
     def _test_batch(self, batch):
         outputs = self.plan.run(batch.x, training=False)
         total, per_output, _ = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights, with_gradients=False)
@@ -86,17 +92,16 @@ class Trainer:
             sample_weight=None, initial_epoch=0):
         """Trains the model; returns a History whose ``history`` holds per-epoch logs."""
         self._require_compiled("fit")
-        data = prepare(self, x, y, sample_weight, class_weight)
-        self.compiled_loss.check_targets(data.y, self)
+        batch_size = check_batch_size(batch_size)
+        data = self._training_data("fit()", x, y, sample_weight, class_weight)
         validation = None
         if validation_data is not None:
-            validation = prepare(self, *validation_data)
-            self.compiled_loss.check_targets(validation.y, self)
+            validation = self._training_data("The validation_data of fit()", *validation_data)
         elif validation_split:
             data, validation = data.split(validation_split)
         history = History()
         extra = [ProgressLogger(_verbosity(verbose))] if _verbosity(verbose) else []
-        steps = math.ceil(data.size / batch_size)
+        steps = data.steps(batch_size)
         callback_list = CallbackList(
             [*extra, *(callbacks or []), history], self,
             {"epochs": epochs, "steps": steps, "batch_size": batch_size, "samples": data.size},
@@ -141,9 +146,9 @@ class Trainer:
                  callbacks=None, return_dict=False):
         """Returns the loss (and metrics) on the data: a float, a list, or a dict."""
         self._require_compiled("evaluate")
-        data = prepare(self, x, y, sample_weight)
-        self.compiled_loss.check_targets(data.y, self)
-        callback_list = CallbackList(callbacks or [], self, {"steps": math.ceil(data.size / batch_size)})
+        batch_size = check_batch_size(batch_size)
+        data = self._training_data("evaluate()", x, y, sample_weight)
+        callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_test_begin({})
         logs = self._evaluate_data(data, batch_size, callback_list)
         callback_list.on_test_end(logs)
@@ -155,9 +160,11 @@ class Trainer:
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size=32, verbose="auto", callbacks=None):
-        """Runs the model over ``x`` in batches; returns outputs in the model's output structure."""
+        """Runs the model over ``x`` in batches; returns outputs in the model's output structure
+        (empty outputs, of the right shapes, for 0 samples)."""
+        batch_size = check_batch_size(batch_size)
         data = prepare(self, x)
-        callback_list = CallbackList(callbacks or [], self, {"steps": math.ceil(data.size / batch_size)})
+        callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_predict_begin({})
         chunks = []
         for step, batch in enumerate(data.batches(batch_size)):
@@ -171,8 +178,7 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One optimizer step on one batch; returns its loss (and metrics)."""
         self._require_compiled("train_on_batch")
-        data = prepare(self, x, y, sample_weight, class_weight)
-        self.compiled_loss.check_targets(data.y, self)
+        data = self._training_data("train_on_batch()", x, y, sample_weight, class_weight)
         self.compiled_metrics.reset()
         tracker = _LossTracker(self.compiled_loss.names)
         tracker.add(*self._train_batch(data, self.trainable_weights))
@@ -182,6 +188,7 @@ class Trainer:
         """Loss (and metrics) on one batch, without training."""
         self._require_compiled("test_on_batch")
         data = prepare(self, x, y, sample_weight)
+        self.compiled_loss.check_targets(data.y, self)
         self.compiled_metrics.reset()
         tracker = _LossTracker(self.compiled_loss.names)
         tracker.add(*self._test_batch(data))

@@ -79,8 +79,14 @@ class Loss:
         grad = np.full(weighted.shape, 1 / divisor if divisor else 0, dtype=values.dtype)
         if weights is not None:
             grad = unbroadcast(grad * weights, values.shape).reshape(losses.shape)
-        grad = self.backward(y_true, aligned_pred, grad)
-        return grad.reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
+        # Targets may broadcast against the output (Keras accepts (n, 4) labels for an (n, 1)
+        # output with mse): backward sees the broadcast prediction, and the output's gradient
+        # sums over the broadcast axes.
+        seen_pred = aligned_pred
+        if np.ndim(y_true) == aligned_pred.ndim and np.shape(y_true) != aligned_pred.shape:
+            seen_pred = np.broadcast_to(aligned_pred, np.broadcast_shapes(np.shape(y_true), aligned_pred.shape))
+        grad = self.backward(y_true, seen_pred, grad)
+        return unbroadcast(grad, aligned_pred.shape).reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
 
     def call(self, y_true, y_pred):
         raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred).")

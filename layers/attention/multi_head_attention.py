@@ -279,7 +279,8 @@ class MultiHeadAttention(Layer):
             drop = dropout_mask(self.seed_generator, self.dropout, probabilities.shape, probabilities.dtype)
         heads = (probabilities if drop is None else probabilities * drop) @ v  # (B, N, T, value_dim)
         batch, steps = query.shape[:2]
-        merged = heads.transpose(0, 2, 1, 3).reshape(batch * steps, -1)  # (B*T, N*value_dim)
+        num_heads, value_dim = heads.shape[1], heads.shape[3]
+        merged = heads.transpose(0, 2, 1, 3).reshape(batch * steps, num_heads * value_dim)
         outputs = merged @ self.output_kernel.value.reshape(merged.shape[1], -1)
         if self.output_bias is not None:
             outputs += self.output_bias.value.reshape(-1)
@@ -290,12 +291,12 @@ class MultiHeadAttention(Layer):
     def backward(self, cache, grad_outputs):
         route, (query, value, key), (q, k, v), probabilities, drop, merged, return_scores = cache
         grad_outputs, grad_scores = grad_outputs if return_scores else (grad_outputs, None)
-        grad_outputs = grad_outputs.reshape(merged.shape[0], -1)
+        grad_outputs = grad_outputs.reshape(merged.shape[0], math.prod(self.output_kernel.shape[2:]))
         grads = {self.output_kernel: (merged.T @ grad_outputs).reshape(self.output_kernel.shape)}
         if self.output_bias is not None:
             grads[self.output_bias] = grad_outputs.sum(axis=0).reshape(self.output_bias.shape)
         grad_merged = grad_outputs @ self.output_kernel.value.reshape(merged.shape[1], -1).T
-        grad_heads = grad_merged.reshape(q.shape[0], q.shape[2], q.shape[1], -1).transpose(0, 2, 1, 3)
+        grad_heads = grad_merged.reshape(q.shape[0], q.shape[2], q.shape[1], v.shape[3]).transpose(0, 2, 1, 3)
         weights = probabilities if drop is None else probabilities * drop
         grad_v = np.swapaxes(weights, -1, -2) @ grad_heads
         grad_probabilities = grad_heads @ np.swapaxes(v, -1, -2)

@@ -16,6 +16,7 @@ never reached by a window).
 """
 
 import itertools
+import math
 
 import numpy as np
 
@@ -136,10 +137,11 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
     padded = pad(x, pads)
     out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
     view = windows(padded, kernel_size, strides, dilation_rate, out)
-    view = view.reshape(view.shape[:-1] + (groups, -1))
-    cols = np.moveaxis(view, -2, 0).reshape(groups, -1, kernel[..., 0].size)
+    view = view.reshape(view.shape[:-1] + (groups, x.shape[-1] // groups))
+    positions = x.shape[0] * math.prod(out)  # explicit sizes: an empty batch leaves -1 ambiguous
+    cols = np.moveaxis(view, -2, 0).reshape(groups, positions, kernel[..., 0].size)
     outputs = np.matmul(cols, _grouped_kernel(kernel, groups))
-    return np.moveaxis(outputs, 0, 1).reshape((x.shape[0],) + out + (-1,)), cols
+    return np.moveaxis(outputs, 0, 1).reshape((x.shape[0],) + out + (kernel.shape[-1],)), cols
 
 
 def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups=1):
@@ -150,9 +152,9 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
     rank = len(kernel_size)
     per_tap = kernel.reshape((-1, kernel.shape[-2], groups, kernel.shape[-1] // groups)).transpose(0, 2, 3, 1)
     grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups), per_tap)
-    grad_cols = grad_cols.reshape(kernel_size + (groups,) + grad_outputs.shape[:-1] + (-1,))
+    grad_cols = grad_cols.reshape(kernel_size + (groups,) + grad_outputs.shape[:-1] + (kernel.shape[-2],))
     grad = window_grad(np.moveaxis(grad_cols, rank, -2), pads, spatial, kernel_size, strides, dilation_rate)
-    return grad.reshape(grad.shape[:1 + rank] + (-1,))
+    return grad.reshape(grad.shape[:1 + rank] + (groups * kernel.shape[-2],))
 
 
 def conv_kernel_grad(cols, grad_outputs, kernel_shape):
@@ -171,4 +173,5 @@ def _grouped_kernel(kernel, groups):
 
 def _grouped_outputs(outputs, groups):
     """``(batch, *out, channels)`` as ``(groups, positions, channels_per_group)``."""
-    return np.moveaxis(outputs.reshape(-1, groups, outputs.shape[-1] // groups), 1, 0)
+    positions = math.prod(outputs.shape[:-1])
+    return np.moveaxis(outputs.reshape(positions, groups, outputs.shape[-1] // groups), 1, 0)

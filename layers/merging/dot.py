@@ -1,5 +1,7 @@
 """Dot: the per-sample dot product of two tensors along one axis of each."""
 
+import math
+
 import numpy as np
 
 from engine import Layer
@@ -107,8 +109,8 @@ class Dot(Layer):
             normalized = (x, inv_norm_x, y, inv_norm_y)
         # x as (batch, M, K) and y as (batch, K, N): the dot is one batched matmul.
         moved_x, moved_y = np.moveaxis(x, axis_x, -1), np.moveaxis(y, axis_y, 1)
-        x3 = moved_x.reshape(len(x), -1, moved_x.shape[-1])
-        y3 = moved_y.reshape(len(y), moved_y.shape[1], -1)
+        x3 = moved_x.reshape(len(x), math.prod(moved_x.shape[1:-1]), moved_x.shape[-1])
+        y3 = moved_y.reshape(len(y), moved_y.shape[1], math.prod(moved_y.shape[2:]))
         cache = (x3, y3, moved_x.shape, moved_y.shape, axis_x, axis_y, normalized)
         return (x3 @ y3).reshape(output_shape), cache
 

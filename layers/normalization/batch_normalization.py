@@ -12,6 +12,8 @@ class BatchNormalization(_AffineNormalization):
     In training (``training=True``) the layer normalizes with the mean and
     biased variance of the current batch, over all axes but ``axis``, and
     updates ``moving = moving * momentum + batch_statistic * (1 - momentum)``.
+    An empty batch has no statistics: it is normalized with the moving ones and
+    leaves them unchanged (Keras 3 would fill them with NaN).
     In inference, and whenever the layer is frozen (``trainable = False``),
     it normalizes with the moving statistics, as Keras 3 does.
 
@@ -64,7 +66,7 @@ class BatchNormalization(_AffineNormalization):
         self.input_spec = InputSpec(ndim=len(input_shape), axes={a: input_shape[a] for a in self._param_axes})
 
     def forward(self, inputs, training=True):
-        batch_statistics = bool(training) and self.trainable
+        batch_statistics = bool(training) and self.trainable and inputs.size > 0
         if batch_statistics:
             normalized, inv_std, mean, variance = standardize(inputs, self._reduction_axes, self.epsilon)
             self._update_moving_statistics(mean, variance)

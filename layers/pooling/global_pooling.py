@@ -68,7 +68,7 @@ class _GlobalMaxPooling(_GlobalPooling):
 
     def forward(self, inputs, training=True):
         x = to_channels_last(inputs, self.data_format)
-        flat = x.reshape(x.shape[0], -1, x.shape[-1])
+        flat = x.reshape(x.shape[0], math.prod(x.shape[1:-1]), x.shape[-1])
         index = flat.argmax(axis=1)[:, None]
         pooled = np.take_along_axis(flat, index, axis=1).reshape((x.shape[0],) + (1,) * self.rank + (x.shape[-1],))
         pooled = from_channels_last(pooled, self.data_format)

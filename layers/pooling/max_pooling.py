@@ -29,7 +29,7 @@ class _MaxPooling(_BasePooling):
         view, pads = self._windows(x)
         # Taps leading, one row each: the layout col2im takes back.
         taps = np.moveaxis(view, range(1 + self.rank, 1 + 2 * self.rank), range(self.rank))
-        taps = taps.reshape((-1,) + taps.shape[self.rank:])
+        taps = taps.reshape((math.prod(self.pool_size),) + taps.shape[self.rank:])
         pooled = taps.max(axis=0)
         return from_channels_last(pooled, self.data_format), (x.shape[1:-1], pads, _first_max_tap(taps, pooled)[None])
 

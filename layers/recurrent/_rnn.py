@@ -228,7 +228,7 @@ class _Recurrent(Layer):
             x = x[::-1]
             keep = None if keep is None else keep[::-1]
         x = np.ascontiguousarray(x if input_mask is None else x * input_mask)
-        xw = (x.reshape(-1, features) @ self.kernel.value).reshape(steps, batch, -1)
+        xw = (x.reshape(-1, features) @ self.kernel.value).reshape(steps, batch, self.kernel.shape[-1])
         if self.bias is not None:
             xw += self._input_bias(self.bias.value)
 

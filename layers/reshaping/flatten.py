@@ -42,7 +42,7 @@ class Flatten(Layer):
         order = self._channels_last_order(inputs.ndim)
         if order is not None:
             inputs = inputs.transpose(order)
-        return inputs.reshape(len(inputs), -1)
+        return inputs.reshape(len(inputs), math.prod(inputs.shape[1:]))
 
     def backward(self, cache, grad_outputs):
         order = self._channels_last_order(cache.ndim)

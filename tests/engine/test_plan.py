@@ -131,3 +131,14 @@ def test_masks_flow_from_the_layer_that_makes_them_to_the_layers_that_take_them(
 def test_models_without_mask_makers_skip_mask_bookkeeping():
     x = Input(shape=(2,))
     assert not Model(x, Dense(1)(x)).plan.uses_masks
+
+
+def test_a_training_pass_on_an_empty_batch_has_no_activity_penalty():
+    from layers import Dense
+
+    x = Input(shape=(3,))
+    model = Model(x, Dense(2, activity_regularizer="l2")(x))
+    outputs, tape = model.plan.forward([np.zeros((0, 3), "float32")])
+    assert outputs[0].shape == (0, 2) and tape.activity_loss == 0.0
+    _, weight_grads = model.plan.backward(tape, [np.zeros((0, 2), "float32")])
+    assert all(np.all(grad == 0) for grad in weight_grads.values())

@@ -1,5 +1,7 @@
 """compile / fit / evaluate / predict: behaviour on small problems, and against Keras 3."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -224,3 +226,132 @@ def test_verbose_modes(capsys):
     model.fit(x, y, epochs=1, batch_size=4, verbose=1)
     bar = capsys.readouterr().err
     assert "Epoch 1/1" in bar and "2/2" in bar and "loss: " in bar
+
+
+# ------------------------------------------------- empty data, batch sizes, target shapes
+def test_predict_on_zero_samples_returns_empty_outputs_shaped_like_the_model_call():
+    model = _two_headed()
+    empty = {"a": np.zeros((0, 3), "float32"), "b": np.zeros((0, 2), "float32")}
+    outputs = model.predict(empty, verbose=0)
+    assert {k: (v.shape, v.dtype) for k, v in outputs.items()} == {
+        "score": ((0, 1), np.float32), "label": ((0, 3), np.float32)}
+    x = keras.Input(shape=(3,))
+    twin = keras.Model(x, keras.layers.Dense(3)(x))
+    assert tuple(twin(np.zeros((0, 3), "float32")).shape) == (0, 3)  # Keras' call (its predict crashes)
+
+
+def test_fit_evaluate_and_train_on_batch_refuse_zero_samples_and_change_no_weight():
+    model = _classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    before = model.get_weights()
+    x, y = np.zeros((0, 3)), np.zeros((0,))
+    for call, name in ((lambda: model.fit(x, y, verbose=0), r"fit\(\)"),
+                       (lambda: model.evaluate(x, y, verbose=0), r"evaluate\(\)"),
+                       (lambda: model.train_on_batch(x, y), r"train_on_batch\(\)"),
+                       (lambda: model.fit(np.ones((4, 3)), np.zeros(4), validation_data=(x, y), verbose=0),
+                        r"The validation_data of fit\(\)")):
+        with pytest.raises(ValueError, match=rf"^{name} of model '{model.name}' received 0 samples \(the data is "
+                                             r"empty along axis 0\)\. Pass at least one sample"):
+            call()
+    for old, new in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(old, new)
+
+
+def test_test_on_batch_of_zero_samples_gives_zero_loss_and_metrics_as_keras_does():
+    model = _classifier()
+    twin = _keras_twin(model)
+    for m in (model, twin):
+        m.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    x, y = np.zeros((0, 3), "float32"), np.zeros((0, 3), "float32")
+    assert model.test_on_batch(x, y) == [float(v) for v in twin.test_on_batch(x, y)] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("method", ["fit", "evaluate", "predict"])
+def test_batch_size_is_checked_before_any_work(method):
+    model = _classifier()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    data = (np.ones((4, 3)),) if method == "predict" else (np.ones((4, 3)), np.zeros(4))
+    run = getattr(model, method)
+    with pytest.raises(ValueError, match=r"batch_size must be a positive integer \(or None for the default 32\); "
+                                         r"received batch_size=0\."):
+        run(*data, batch_size=0, verbose=0)
+    with pytest.raises(TypeError, match=r"received batch_size=2\.5 of type float"):
+        run(*data, batch_size=2.5, verbose=0)
+    run(*data, batch_size=None, verbose=0)  # Keras' default, 32
+
+
+def test_none_batch_size_means_32_samples_per_step():
+    from engine.callbacks import Callback
+
+    seen = Callback()
+    model = _classifier()
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    model.fit(np.ones((40, 3)), np.zeros(40), batch_size=None, verbose=0, callbacks=[seen])
+    assert seen.params["steps"] == 2 and seen.params["batch_size"] == 32
+
+
+TARGET_CASES = [  # (loss class, output shape, target shape): Keras' loss objects accept or refuse each pair
+    ("MeanSquaredError", (1,), ()), ("MeanSquaredError", (2,), (1,)), ("MeanSquaredError", (2,), (2, 1)),
+    ("MeanSquaredError", (1,), (4,)), ("MeanSquaredError", (2,), ()), ("MeanSquaredError", (2,), (3,)),
+    ("MeanAbsoluteError", (2,), ()), ("Huber", (2,), ()), ("CosineSimilarity", (2,), ()), ("KLDivergence", (2,), ()),
+    ("BinaryCrossentropy", (1,), ()), ("BinaryCrossentropy", (2,), ()), ("BinaryCrossentropy", (2,), (1,)),
+    ("CategoricalCrossentropy", (3,), ()), ("CategoricalCrossentropy", (3,), (1,)),
+    ("CategoricalCrossentropy", (3,), (3,)), ("SparseCategoricalCrossentropy", (3,), ()),
+    ("SparseCategoricalCrossentropy", (3,), (1,)), ("SparseCategoricalCrossentropy", (3,), (3,)),
+]
+
+
+@pytest.mark.parametrize("loss, output_shape, target_shape", TARGET_CASES)
+def test_target_shapes_are_refused_up_front_exactly_where_keras_losses_refuse_them(loss, output_shape, target_shape):
+    n = 5
+    y = np.random.default_rng(0).integers(0, 2, size=(n,) + target_shape).astype("float32")
+    y_pred = np.full((n,) + output_shape, 0.5, "float32")
+    try:
+        getattr(keras.losses, loss)()(y, y_pred)  # the loss object compile() uses, which aligns ranks
+        keras_accepts = True
+    except (ValueError, TypeError):
+        keras_accepts = False
+    x = Input(shape=(4,), name="x")
+    model = Model(x, Dense(output_shape[0], activation="sigmoid", name="head")(x), name="net")
+    model.compile(optimizer="sgd", loss=loss)
+    if keras_accepts:
+        model.compiled_loss.check_targets([y], model)
+    else:
+        with pytest.raises(ValueError, match=rf"^Targets for output 'head' of model 'net' do not fit its loss '.+': "
+                                             rf"expected shape .* for an output of shape \(None, {output_shape[0]}\), "
+                                             rf"but received targets of shape {re.escape(str(y.shape))}\. \w"):
+            model.fit(np.ones((n, 4)), y, verbose=0)
+
+
+def test_target_shape_errors_say_what_to_do():
+    x = Input(shape=(4,), name="x")
+    model = Model(x, Dense(2, name="head")(x), name="net")
+    data = np.ones((6, 4))
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match=r"loss 'mean_squared_error': expected shape \(6, 2\) \(a trailing axis of 1 "
+                                         r"may be added or dropped\) for an output of shape \(None, 2\), but received "
+                                         r"targets of shape \(6,\)\. Targets of shape \(6,\) look like integer class "
+                                         r"labels: for 2 classes use loss='sparse_categorical_crossentropy'"):
+        model.fit(data, np.zeros(6), verbose=0)
+    model.compile(optimizer="sgd", loss="categorical_crossentropy")
+    with pytest.raises(ValueError, match=r"These look like integer class labels: use "
+                                         r"loss='sparse_categorical_crossentropy', or one-hot encode them"):
+        model.evaluate(data, np.zeros((6, 1)), verbose=0)
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match=r"expected shape \(6,\) or \(6, 1\) \(one integer class index per sample\) .* "
+                                         r"For one-hot labels use loss='categorical_crossentropy'"):
+        model.train_on_batch(data, np.eye(2)[np.zeros(6, int)])
+    with pytest.raises(ValueError, match=r"Targets for output 'head' of model 'net'"):
+        model.test_on_batch(data, np.zeros((6, 3)))
+
+
+def test_inputs_of_different_batch_sizes_raise_one_error_naming_the_model_and_the_inputs():
+    a, b = Input(shape=(2,), name="a"), Input(shape=(3,), name="b")
+    model = Model([a, b], Dense(1, name="out")(Dense(2)(a) + Dense(2)(b)), name="pair")
+    model.compile(optimizer="sgd", loss="mse")
+    xs = [np.ones((3, 2)), np.ones((4, 3))]
+    message = r"^Model 'pair' received inputs with different batch sizes: \{'a': 3, 'b': 4\}\. Every input holds the"
+    for call in (lambda: model(xs), lambda: model({"a": xs[0], "b": xs[1]}), lambda: model.predict(xs, verbose=0),
+                 lambda: model.fit(xs, np.ones((3, 1)), verbose=0)):
+        with pytest.raises(ValueError, match=message):
+            call()

@@ -115,3 +115,11 @@ def test_keras_reduction_synonyms(reduction, same_as):
                                                                                                       weights))
     np.testing.assert_array_equal(ours.gradient(y_true, y_pred, weights),
                                   MeanSquaredError(reduction=same_as).gradient(y_true, y_pred, weights))
+
+
+def test_targets_that_broadcast_against_the_output_get_a_gradient_of_the_output_shape():
+    rng = np.random.default_rng(3)
+    y_true, y_pred = rng.normal(size=(5, 4)).astype("float32"), rng.normal(size=(5, 1)).astype("float32")
+    assert_matches_keras(MeanSquaredError(), keras.losses.MeanSquaredError(), y_true, y_pred)
+    assert MeanSquaredError().gradient(y_true, y_pred).shape == (5, 1)
+    assert_gradient_matches_finite_differences(MeanSquaredError(), y_true.astype("float64"), y_pred)

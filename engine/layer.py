@@ -10,8 +10,8 @@ and ``backward``, never ``__call__``.
 import functools
 import inspect
 import math
+import re
 import threading
-import unicodedata
 
 import numpy as np
 
@@ -34,13 +34,20 @@ _NAME_RULE = ("1 to 255 characters, any but '/', '\\', control characters (such 
               "lone surrogates")
 
 
+# Control characters (Unicode category Cc) and lone surrogates (Cs) spelled out,
+# so that checking a name is one regular-expression match.
+_NAME_PART = r"[^\x00-\x1f\x7f-\x9f/\\\ud800-\udfff]"
+_STORABLE_NAME = re.compile(_NAME_PART + "{1,255}")
+# Weight names may have parts, as in "query/kernel" (the length is checked apart).
+_STORABLE_WEIGHT_NAME = re.compile(_NAME_PART + "+(?:/" + _NAME_PART + "+)*")
+
+
 def _is_storable_name(name) -> bool:
     """Whether a model file holds ``name`` and gives it back: ``/`` separates the
     parts of weight paths, and the zip archive cuts names at NUL, cannot store
     lone surrogates (not UTF-8), reads ``\\`` as ``/`` on Windows and limits a
     member name to 65535 bytes (nested models add their names to the paths)."""
-    return (isinstance(name, str) and 0 < len(name) <= 255
-            and not any(c in "/\\" or unicodedata.category(c) in ("Cc", "Cs") for c in name))
+    return isinstance(name, str) and _STORABLE_NAME.fullmatch(name) is not None
 
 
 class Layer(Module):
@@ -124,8 +131,7 @@ class Layer(Module):
         callable ``(shape, dtype) -> array``; it defaults to ``glorot_uniform``
         for floating weights and ``zeros`` otherwise.
         """
-        if name and not (isinstance(name, str) and len(name) <= 255
-                         and all(_is_storable_name(part) for part in name.split("/"))):
+        if name and not (isinstance(name, str) and len(name) <= 255 and _STORABLE_WEIGHT_NAME.fullmatch(name)):
             raise ValueError(
                 f"Layer {self.name!r} ({type(self).__name__}) expects weight names of {_NAME_RULE}; '/' may only "
                 f"separate non-empty parts, as in 'query/kernel'. Received: name={name!r}"
@@ -140,15 +146,16 @@ class Layer(Module):
             raise ValueError(
                 f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, expected {shape}."
             )
-        name = name or f"variable_{len(self._tracked('_variables'))}"
-        if any(variable.name == name for variable in self._tracked("_variables")):
+        variables = self._tracked("_variables")
+        name = name or f"variable_{len(variables)}"
+        if variables and any(variable.name == name for variable in variables):
             raise ValueError(
                 f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
                 "weights by name, so give each weight of a layer its own name."
             )
         variable = Variable(value, name, f"{self.name}/{name}", trainable,
                             regularizers.get(regularizer), constraints.get(constraint))
-        self._tracked("_variables").append(variable)
+        variables.append(variable)
         return variable
 
     @property

@@ -9,7 +9,8 @@ import sys
 
 from benchmarks.harness import THREADS
 
-BENCHMARKS = ["graph_build", "graph_width", "inference", "memory", "layer_speed", "layer_families", "training", "saving"]
+BENCHMARKS = ["graph_build", "graph_width", "inference", "memory", "layer_speed", "layer_families", "training", "saving",
+              "hostile_loads"]
 
 
 def main(argv):

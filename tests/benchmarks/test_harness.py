@@ -21,6 +21,7 @@ ROW_FIELDS = {
     "layer_families": {"case", "seconds", "ratio_to_torch", "goal"},
     "training": {"model", "nodeweave_seconds_per_epoch", "nodeweave_test_accuracy", "torch_seconds_per_epoch", "goal"},
     "saving": {"model", "save_seconds", "load_seconds", "file_bytes"},
+    "hostile_loads": {"case"},
 }
 
 

@@ -74,6 +74,6 @@ def test_scopes_and_safe_mode_belong_to_the_thread_that_entered_them():
         with loading_options(safe_mode=True):
             assert safe_mode() is True
     assert safe_mode() is True
-    with pytest.raises(TypeError, match="safe_mode must be True, False or None, received 'no'"):
-        with loading_options(safe_mode="no"):
-            pass
+    with pytest.raises(TypeError, match="safe_mode must be True, False or None, received 'no'"), \
+            loading_options(safe_mode="no"):
+        pass

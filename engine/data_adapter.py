@@ -116,7 +116,10 @@ def _dtype_advice(dtype):
 def prepare(model, x, y=None, sample_weight=None, class_weight=None):
     """Checks and aligns user data (floats cast to the inputs' dtypes, as a call
     does); returns TrainingData."""
-    xs = [a if a.dtype == t.dtype else a.astype(t.dtype) for a, t in zip(model._standardize_inputs(x), model.inputs)]
+    model._build_on(x)
+    xs = model._standardize_inputs(x)
+    if hasattr(model, "plan"):  # a functional model's inputs each have a dtype
+        xs = [a if a.dtype == t.dtype else a.astype(t.dtype) for a, t in zip(xs, model.inputs)]
     ys = None if y is None else _standardize_targets(model, y)
     sizes = {"x": [len(a) for a in xs]}
     if ys is not None:

@@ -136,6 +136,18 @@ class Functional(Model):
                 loading_scope(custom_objects, safe_mode):
             return functional_from_config(cls, config)
 
+    def _run_flat(self, arrays, training=False):
+        return self.plan.run(arrays, training=training)
+
+    def _forward_flat(self, arrays):
+        return self.plan.forward(arrays, training=True)
+
+    def _backward_flat(self, tape, grad_outputs):
+        return self.plan.backward(tape, grad_outputs)[1]
+
+    def _outputs_known(self):
+        return True
+
     def _has_structured_outputs(self):
         return isinstance(self._outputs_struct, (list, tuple, dict))
 

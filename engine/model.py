@@ -1,6 +1,9 @@
 """Model: a layer made of layers. ``Model(inputs, outputs)`` builds a Functional."""
 
-from engine import saving
+import numpy as np
+
+from engine import saving, tree
+from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
 from engine.trainer import Trainer
 
@@ -73,6 +76,78 @@ class Model(Trainer, Layer):
         except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
             return {"text/plain": text}
         return {"image/svg+xml": svg, "text/plain": text}
+
+    # ------------------------------------------------ running on flat batches
+    # A subclassed model takes whatever structure of arrays its call() takes: the
+    # trainer batches the flat list of arrays and these methods pack each batch
+    # back into that structure. Functional overrides them with its plan.
+    def _standardize_inputs(self, inputs):
+        """The flat arrays of ``inputs`` (an array, or lists, tuples and dicts of
+        them), checked as model inputs; their structure is kept for ``_run_flat``."""
+        from engine.data_adapter import cast_input
+
+        self._input_structure = tree.map_structure(lambda _: ..., inputs)
+        arrays = []
+        for index, value in enumerate(tree.flatten(inputs)):
+            value = np.asarray(value)
+            # Integers stay integers (indices for an Embedding); anything else becomes the model's dtype.
+            dtype = value.dtype if value.dtype.kind in "iu" else self.dtype
+            arrays.append(cast_input(value, dtype, f"Input {index} of model {self.name!r}"))
+        return arrays
+
+    def _run_flat(self, arrays, training=False):
+        """Flat outputs of the model called on flat input arrays."""
+        return self._flatten_outputs(self(tree.pack_as(self._input_structure, arrays), training=training))
+
+    def _forward_flat(self, arrays):
+        """Training forward on flat arrays: (flat outputs, cache for ``_backward_flat``)."""
+        outputs, cache = self.forward(tree.pack_as(self._input_structure, arrays), training=True)
+        return self._flatten_outputs(outputs), cache
+
+    def _backward_flat(self, cache, grad_outputs):
+        """``{Variable: gradient}`` given the gradients of the flat outputs."""
+        _, weight_grads = self.backward(cache, self._pack_outputs(grad_outputs))
+        return weight_grads
+
+    def _flatten_outputs(self, outputs):
+        if getattr(self, "_output_structure", None) is None:
+            self._output_structure = tree.map_structure(lambda _: ..., outputs)
+            self._output_specs = [KerasTensor((None, *np.shape(a)[1:]), np.asarray(a).dtype)
+                                  for a in tree.flatten(outputs)]
+        return tree.flatten(outputs)
+
+    def _pack_outputs(self, flat):
+        return tree.pack_as(self._output_structure, flat)
+
+    def _outputs_known(self):
+        return getattr(self, "_output_structure", None) is not None
+
+    def _build_on(self, x):
+        """Calls a model whose outputs are not known yet on the first sample of ``x``,
+        as Keras builds a subclassed model on the first batch of fit/evaluate."""
+        if not self._outputs_known():
+            self._run_flat([a[:1] for a in self._standardize_inputs(x)])
+
+    @property
+    def outputs(self):
+        """Symbolic stand-ins (shape and dtype) of the outputs, once the model has run."""
+        self._require_outputs("outputs")
+        return list(self._output_specs)
+
+    @property
+    def output_names(self):
+        """The outputs' names: the keys of a dict output, else ``output_0``, ``output_1``..."""
+        self._require_outputs("output_names")
+        if isinstance(self._output_structure, dict):
+            return sorted(self._output_structure)
+        return [f"output_{index}" for index in range(len(self._output_specs))]
+
+    def _require_outputs(self, what):
+        if not self._outputs_known():
+            raise ValueError(
+                f"Model {self.name!r} has not run yet, so its {what} are not known. Call it on a batch of data "
+                "first (fit, evaluate and predict do so on their first batch)."
+            )
 
     @property
     def layers(self):

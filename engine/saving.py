@@ -27,6 +27,7 @@ from engine.load_limits import (
     read_member,
     weight_budget,
 )
+from engine.module import Module
 from engine.registry import loading_scope
 
 FORMAT_VERSION = 1
@@ -36,15 +37,23 @@ _MEMBERS = {"config.json", "metadata.json", "weights.npz", "optimizer.npz"}
 
 # ----------------------------------------------------------------- weights
 def weight_paths(model):
-    """``{path: Variable}`` for every weight of ``model``, each once. Paths are
-    the variables' own (``dense/kernel``), prefixed by the names of the nested
-    models they sit in (``encoder/dense/kernel``)."""
+    """``{path: Variable}`` for every weight of ``model``, each once.
+
+    In a functional model the paths are the variables' own (``dense/kernel``),
+    prefixed by the names of the nested models they sit in
+    (``encoder/dense/kernel``). A subclassed model has no graph to name its
+    layers by, so its weights are found where they sit, as Keras matches them:
+    attribute names and list positions down to the weight's name
+    (``blocks/0/dense/kernel``), the same in every instance of the class.
+    """
+    if not hasattr(model, "plan"):
+        return _attribute_paths(model)
     paths, seen = {}, set()
     stack = [("", model)]
     while stack:
         prefix, current = stack.pop()
         sub_models = []
-        for layer in _layers_of(current):
+        for layer in current.plan.layers:
             if hasattr(layer, "plan") and layer is not current:
                 sub_models.append((f"{prefix}{layer.name}/", layer))
                 continue
@@ -56,8 +65,30 @@ def weight_paths(model):
     return paths
 
 
-def _layers_of(model):
-    return list(model.plan.layers) if hasattr(model, "plan") else [model]
+def _attribute_paths(module):
+    paths, seen = {}, set()
+    stack = [("", module)]
+    while stack:
+        prefix, current = stack.pop()
+        if hasattr(current, "plan"):
+            found = {prefix + name: variable for name, variable in weight_paths(current).items()}
+        else:
+            found = {prefix + variable.name: variable for variable in current._own_variables()}
+        for path, variable in found.items():
+            if id(variable) not in seen:
+                seen.add(id(variable))
+                paths[path] = variable
+        if hasattr(current, "plan"):
+            continue
+        children = []
+        for attribute, value in current.__dict__.items():
+            if isinstance(value, Module):
+                children.append((f"{prefix}{attribute}/", value))
+            elif isinstance(value, (list, tuple)):
+                children += [(f"{prefix}{attribute}/{index}/", item) for index, item in enumerate(value)
+                             if isinstance(item, Module)]
+        stack.extend(reversed(children))
+    return paths
 
 
 def save_weights(model, path):
@@ -76,6 +107,11 @@ def load_weights(model, path, skip_mismatch=False, limits=None):
     header is checked against the weight before the array is read.
     """
     _check_extension(path, ".npz", "load_weights")
+    if not model.built:
+        raise ValueError(
+            f"Model {model.name!r} has not been built yet, so it has no weights to load into. Build it first by "
+            "calling it on a batch of data (or model.build(input_shape)), then call load_weights()."
+        )
     limits = limits or LoadLimits()
     variables = weight_paths(model)
     expected = _specs(variables)

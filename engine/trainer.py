@@ -25,25 +25,38 @@ class Trainer:
         from engine import optimizers
 
         self.optimizer = optimizers.get(optimizer)
-        self.compiled_loss = CompiledLoss(self, loss, loss_weights)
-        self.compiled_metrics = CompiledMetrics(self, metrics, self.compiled_loss)
+        self._compile_args = (loss, metrics, loss_weights)
+        self.compiled_loss = self.compiled_metrics = None
+        if self._outputs_known():  # else on the first batch, once a subclassed model has run
+            self._resolve_compiled()
         self.stop_training = False
         self._compile_config = compile_config(self.optimizer, loss, metrics, loss_weights)
 
-    def _require_compiled(self, what):
-        if getattr(self, "compiled_loss", None) is None:
+    def _resolve_compiled(self):
+        loss, metrics, loss_weights = self._compile_args
+        self.compiled_loss = CompiledLoss(self, loss, loss_weights)
+        self.compiled_metrics = CompiledMetrics(self, metrics, self.compiled_loss)
+
+    def _require_compiled(self, what, x=None):
+        """Raises unless compiled; builds a subclassed model on ``x`` and resolves
+        its losses and metrics against its outputs when that is still to do."""
+        if getattr(self, "_compile_args", None) is None:
             raise RuntimeError(
                 f"You must call compile() on model {self.name!r} before {what}(): "
                 "model.compile(optimizer=..., loss=...)."
             )
+        if self.compiled_loss is None:
+            self._build_on(x)
+            self._resolve_compiled()
 
     # -------------------------------------------------------------- one batch
     def _train_batch(self, batch, trainable):
         """One optimizer step; ``trainable`` is the model's trainable weights (walked once per epoch)."""
-        outputs, tape = self.plan.forward(batch.x, training=True)
+        outputs, tape = self._forward_flat(batch.x)
         total, per_output, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
-        total += tape.activity_loss + sum(v.regularizer(v.value) for v in trainable if v.regularizer is not None)
-        _, weight_grads = self.plan.backward(tape, grads)
+        total += getattr(tape, "activity_loss", 0.0)
+        total += sum(v.regularizer(v.value) for v in trainable if v.regularizer is not None)
+        weight_grads = self._backward_flat(tape, grads)
         variables = [v for v in trainable if v in weight_grads or v.regularizer is not None]
         gradients = []
         for variable in variables:
@@ -80,7 +93,7 @@ class Trainer:
         return data
 
     def _test_batch(self, batch):
-        outputs = self.plan.run(batch.x, training=False)
+        outputs = self._run_flat(batch.x, training=False)
         total, per_output, _ = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights, with_gradients=False)
         total += sum(self.losses)
         self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
@@ -91,7 +104,7 @@ class Trainer:
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0):
         """Trains the model; returns a History whose ``history`` holds per-epoch logs."""
-        self._require_compiled("fit")
+        self._require_compiled("fit", x)
         batch_size = check_batch_size(batch_size)
         data = self._training_data("fit()", x, y, sample_weight, class_weight)
         validation = None
@@ -145,7 +158,7 @@ class Trainer:
     def evaluate(self, x=None, y=None, batch_size=32, verbose="auto", sample_weight=None,
                  callbacks=None, return_dict=False):
         """Returns the loss (and metrics) on the data: a float, a list, or a dict."""
-        self._require_compiled("evaluate")
+        self._require_compiled("evaluate", x)
         batch_size = check_batch_size(batch_size)
         data = self._training_data("evaluate()", x, y, sample_weight)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
@@ -169,7 +182,7 @@ class Trainer:
         chunks = []
         for step, batch in enumerate(data.batches(batch_size)):
             callback_list.on_predict_batch_begin(step, {})
-            chunks.append(self.plan.run(batch.x, training=False))
+            chunks.append(self._run_flat(batch.x, training=False))
             callback_list.on_predict_batch_end(step, {"outputs": chunks[-1]})
         callback_list.on_predict_end({})
         flat = [np.concatenate(parts) for parts in zip(*chunks)]
@@ -177,7 +190,7 @@ class Trainer:
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One optimizer step on one batch; returns its loss (and metrics)."""
-        self._require_compiled("train_on_batch")
+        self._require_compiled("train_on_batch", x)
         data = self._training_data("train_on_batch()", x, y, sample_weight, class_weight)
         self.compiled_metrics.reset()
         tracker = _LossTracker(self.compiled_loss.names)
@@ -186,7 +199,7 @@ class Trainer:
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
-        self._require_compiled("test_on_batch")
+        self._require_compiled("test_on_batch", x)
         data = prepare(self, x, y, sample_weight)
         self.compiled_loss.check_targets(data.y, self)
         self.compiled_metrics.reset()
@@ -196,7 +209,7 @@ class Trainer:
 
     def predict_on_batch(self, x):
         """The model's outputs on one batch."""
-        return self._pack_outputs(self.plan.run(prepare(self, x).x, training=False))
+        return self._pack_outputs(self._run_flat(prepare(self, x).x, training=False))
 
 
 class _LossTracker:

@@ -76,7 +76,7 @@ def test_each_load_path_refuses_the_hostile_function_in_safe_mode(files, import_
 
 def test_trusted_and_hostile_loads_race_in_threads_without_one_import(files, import_recorder):
     trusted, hostile, hostile_json = files
-    rounds = 600
+    rounds = 1000
     barrier = threading.Barrier(3)
     outcomes = {"trusted": 0, "refused": 0, "other": []}
     lock = threading.Lock()

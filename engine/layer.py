@@ -18,7 +18,10 @@ import numpy as np
 from engine import constraints, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
+from engine.autodiff import Traced, recording
 from engine.keras_tensor import KerasTensor
+from engine.layer_tracing import (TracedCall, call_training, inside_traced_call, recorded_call, traced_backward,
+                                  traced_forward)
 from engine.load_limits import charge_weight
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
@@ -201,8 +204,37 @@ class Layer(Module):
 
     @property
     def losses(self):
-        """The current penalties of the trainable weights' regularizers (floats), as in Keras 3."""
-        return [v.regularizer(v.value) for v in self.trainable_weights if v.regularizer is not None]
+        """The losses this layer and its sub-layers added in their last call
+        (``add_loss``), then the current penalties of the trainable weights'
+        regularizers, as floats (Keras 3)."""
+        added = [float(_plain(loss)) for loss in self._added_loss_values()]
+        return added + [v.regularizer(v.value) for v in self.trainable_weights if v.regularizer is not None]
+
+    def add_loss(self, loss):
+        """Adds a scalar to the training loss, from inside ``call`` (a penalty on
+        activations, an auxiliary objective). Written with NumPy on the call's
+        values, it is differentiated with the rest of the call; ``losses`` lists
+        it until the layer is called again.
+
+        Example:
+            >>> import numpy as np
+            >>> class ActivityPenalty(Layer):
+            ...     def call(self, inputs):
+            ...         self.add_loss(0.01 * np.sum(inputs ** 2))
+            ...         return inputs
+            >>> layer = ActivityPenalty()
+            >>> _ = layer(np.ones((2, 3), "float32"))
+            >>> [round(loss, 4) for loss in layer.losses]
+            [0.06]
+        """
+        self._tracked("_added_losses").append(loss)
+
+    def _added_loss_values(self):
+        return [loss for module in [self, *self._submodules()] for loss in module.__dict__.get("_added_losses", ())]
+
+    def _clear_added_losses(self):
+        for module in [self, *self._submodules()]:
+            module.__dict__.pop("_added_losses", None)
 
     def get_weights(self):
         """Returns copies of the weight values, in ``weights`` order."""
@@ -279,10 +311,17 @@ class Layer(Module):
             return _tensors_for_shapes(self.compute_output_shape(_shapes(inputs)), self.dtype)
         return self._infer_output_spec(args, kwargs)
 
-    def forward(self, inputs, training=True, **kwargs):
+    def forward(self, inputs, *args, training=True, **kwargs):
         """Training forward pass: returns ``(outputs, cache)``, where ``cache`` is
-        what ``backward`` needs. By default the cache is the inputs."""
-        return self._call(inputs, training, kwargs), inputs
+        what ``backward`` needs.
+
+        A layer with a hand-written ``backward`` gets the inputs as its cache
+        (override ``forward`` to keep more). A layer without one is traced: its
+        ``call`` runs on traced arrays and the cache is the recorded trace.
+        """
+        if self._has_backward():
+            return self._call(inputs, training, kwargs, args), inputs
+        return traced_forward(self, inputs, args, training, kwargs)
 
     def backward(self, cache, grad_outputs):
         """Returns ``(grad_inputs, grad_weights)`` given the gradients of the outputs.
@@ -290,8 +329,11 @@ class Layer(Module):
         ``grad_inputs`` has the structure of the ``inputs`` argument (``None``
         for inputs that take no gradient, such as integer indices);
         ``grad_weights`` maps each of this layer's trainable Variables to its
-        gradient.
+        gradient. Without an override, the trace ``forward`` recorded is
+        differentiated.
         """
+        if isinstance(cache, TracedCall):
+            return traced_backward(self, cache, grad_outputs)
         raise NotImplementedError(
             f"Layer {self.name!r} ({type(self).__name__}) has no backward pass, so no gradient "
             "can flow through it. It still works for inference. To train through it, implement "
@@ -335,12 +377,31 @@ class Layer(Module):
             return self._symbolic_call(args, kwargs, flat_inputs)
         return self._eager_call(args, kwargs, flat_inputs)
 
+    def _has_backward(self):
+        """Whether the layer's gradient is hand-written (else its call is traced)."""
+        return type(self).backward is not Layer.backward
+
     def _eager_call(self, args, kwargs, flat_inputs):
+        if recording():
+            return self._recorded_eager_call(args, kwargs, flat_inputs)
+        if not inside_traced_call():
+            self._clear_added_losses()
         flat_inputs = [self._as_array(x) for x in flat_inputs]
         args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
         training = kwargs.pop("training", False)
+        return self._call(args[0], training, kwargs, args[1:])
+
+    def _recorded_eager_call(self, args, kwargs, flat_inputs):
+        """A call while a tape records (inside a traced call, or a GradientTape):
+        one step using ``backward`` when the layer has one, else traced through."""
+        plain = [_plain(x) if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]
+        self._check_inputs(plain)
+        self._maybe_build(tree.pack_as(args[0], plain))
+        training = call_training(kwargs.pop("training", None))
+        if self._has_backward():
+            return recorded_call(self, args[0], args[1:], training, kwargs)
         return self._call(args[0], training, kwargs, args[1:])
 
     def _symbolic_call(self, args, kwargs, flat_inputs):
@@ -461,6 +522,10 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _plain(value):
+    return value.value if isinstance(value, Traced) else value
 
 
 def _shapes(inputs):

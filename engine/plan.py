@@ -18,6 +18,7 @@ import numpy as np
 from engine import tree
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer, _accepts_mask, _accepts_training
+from engine.layer_tracing import TracedCall
 
 # InputLayer -> the functional models that take its tensor as an input, so that a
 # tensor made inside a nested model can be reached through that model's call.
@@ -269,7 +270,7 @@ class ExecutionPlan:
             if masks is not None:
                 step.store_masks(masks, inputs, mask)
             tape.caches[index] = cache
-            if isinstance(cache, Tape):
+            if isinstance(cache, (Tape, TracedCall)):
                 tape.activity_loss += cache.activity_loss
             _store(values, step.out_slots, out)
             regularizer = step.layer.activity_regularizer

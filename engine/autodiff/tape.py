@@ -23,6 +23,7 @@ A tape keeps recording steps on its own values after its ``with`` block, until
 constants to every later step.
 """
 
+import contextlib
 from contextvars import ContextVar
 
 import numpy as np
@@ -37,6 +38,18 @@ _STACK: ContextVar[tuple] = ContextVar("nodeweave_gradient_tapes", default=())
 def recording() -> bool:
     """True while a tape records in this thread (or asyncio task)."""
     return any(tape._ops is not None for tape in _STACK.get())
+
+
+@contextlib.contextmanager
+def paused():
+    """Within it no tape records in this context: code with a hand-written
+    gradient (a layer's ``forward`` and ``backward``, a backward pass) runs on
+    plain arrays, its Variables read as constants."""
+    token = _STACK.set(())
+    try:
+        yield
+    finally:
+        _STACK.reset(token)
 
 
 def _innermost():
@@ -133,7 +146,8 @@ class GradientTape:
                 seeds[t._slot] = g if t._slot not in seeds else seeds[t._slot] + g
         slots = [self._source_slot(s) for s in tree.flatten(sources)]
         keep = {s for s in slots if s is not None}
-        grads = self._backward(seeds, keep) if seeds and keep else {}
+        with paused():
+            grads = self._backward(seeds, keep) if seeds and keep else {}
         if not self._persistent:
             self._ops = self._meta = None
         results, seen = [], set()

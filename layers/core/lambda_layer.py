@@ -80,18 +80,20 @@ class Lambda(Layer):
             return self.function(inputs, training=training, **self.arguments)
         return self.function(inputs, **self.arguments)
 
+    def _has_backward(self):
+        return self.backward_function is not None
+
     def forward(self, inputs, training=True):
+        """With ``backward=``, the cache for it; otherwise the function is traced
+        (plain NumPy trains without a hand-written gradient)."""
+        if not self._has_backward():
+            return super().forward(inputs, training=training)
         outputs = self.call(inputs, training=training)
         return outputs, (inputs, outputs)
 
     def backward(self, cache, grad_outputs):
-        if self.backward_function is None:
-            raise NotImplementedError(
-                f"Layer {self.name!r} (Lambda, function {_name(self.function)}) has no backward pass, "
-                "so no gradient can flow through it; it still works for inference. To train through "
-                "it, pass backward=fn to Lambda, where fn(inputs, outputs, grad_outputs) returns the "
-                "gradient of the inputs."
-            )
+        if not self._has_backward():
+            return super().backward(cache, grad_outputs)
         inputs, outputs = cache
         return self.backward_function(inputs, outputs, grad_outputs), {}
 

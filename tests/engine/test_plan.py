@@ -61,17 +61,26 @@ def test_frozen_layers_and_non_trainable_weights_get_no_gradient():
     assert set(_weight_grads(model, data)) == {"head/kernel", "head/bias"}
 
 
-def test_layer_without_backward_works_for_inference_and_explains_training():
+def test_a_layer_without_backward_is_traced_and_an_untraceable_one_says_why():
     class Square(Layer):
         def call(self, inputs):
             return inputs**2
 
+    class Sorted(Layer):
+        def call(self, inputs):
+            return np.sort(inputs, axis=-1)
+
     x = Input(shape=(2,))
-    model = Model(x, Dense(1)(Square()(x)))
-    assert model(np.ones((1, 2))).shape == (1, 1)
-    outputs, tape = model.plan.forward([np.ones((1, 2), "float32")])
-    with pytest.raises(NotImplementedError, match=r"Layer 'square' \(Square\) has no backward pass.*implement.*backward\(self, cache, grad_outputs\)"):
-        model.plan.backward(tape, [np.ones((1, 1))])
+    model = Model(x, Dense(1, name="head")(Square()(x)))
+    data = np.array([[1.0, -2.0]], "float32")
+    outputs, tape = model.plan.forward([data])
+    grads, _ = model.plan.backward(tape, [np.ones((1, 1), "float32")])
+    np.testing.assert_allclose(grads[0], 2 * data * model.get_layer("head").kernel.value[:, 0], rtol=1e-6)
+    sorting = Model(x, Sorted()(x))
+    assert sorting(data).tolist() == [[-2.0, 1.0]]
+    with pytest.raises(NotImplementedError, match=r"numpy.sort cannot be traced in layer 'sorted' \(Sorted\): it "
+                                                  r"has no derivative rule.*hand-written `forward`/`backward`"):
+        sorting.plan.forward([data])
 
 
 def test_unused_output_of_a_step_gets_zero_gradient():

@@ -198,7 +198,7 @@ def compile_config(optimizer, loss, metrics, loss_weights):
             return [encode(v, module) for v in value]
         if isinstance(value, dict):
             return {k: encode(v, module) for k, v in value.items()}
-        return module.serialize(value)
+        return module.serialize(module.get(value))  # functions are wrapped, then saved by name
 
     return {
         "optimizer": optimizers.serialize(optimizer),

@@ -136,6 +136,9 @@ class Functional(Model):
                 loading_scope(custom_objects, safe_mode):
             return functional_from_config(cls, config)
 
+    def _pack_inputs(self, arrays):
+        return tree.pack_as(self._inputs_struct, arrays)
+
     def _run_flat(self, arrays, training=False):
         return self.plan.run(arrays, training=training)
 

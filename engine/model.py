@@ -95,13 +95,16 @@ class Model(Trainer, Layer):
             arrays.append(cast_input(value, dtype, f"Input {index} of model {self.name!r}"))
         return arrays
 
+    def _pack_inputs(self, arrays):
+        return tree.pack_as(self._input_structure, arrays)
+
     def _run_flat(self, arrays, training=False):
         """Flat outputs of the model called on flat input arrays."""
-        return self._flatten_outputs(self(tree.pack_as(self._input_structure, arrays), training=training))
+        return self._flatten_outputs(self(self._pack_inputs(arrays), training=training))
 
     def _forward_flat(self, arrays):
         """Training forward on flat arrays: (flat outputs, cache for ``_backward_flat``)."""
-        outputs, cache = self.forward(tree.pack_as(self._input_structure, arrays), training=True)
+        outputs, cache = self.forward(self._pack_inputs(arrays), training=True)
         return self._flatten_outputs(outputs), cache
 
     def _backward_flat(self, cache, grad_outputs):

@@ -11,6 +11,7 @@ a load running in another.
 import contextlib
 import contextvars
 import difflib
+import importlib
 
 _REGISTRY = {}
 # The custom_objects of the loads in progress in this context, innermost last.
@@ -138,6 +139,43 @@ def lookup(name, custom_objects=None, kind="layer type"):
     close = difflib.get_close_matches(str(name), known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ValueError(f"Unknown {kind}: {name!r} (known types: {', '.join(known)}).{hint}")
+
+
+def function_name(function):
+    """How a config names a user function: its registered name, else ``module:qualname``."""
+    registered = registered_name(function)
+    if registered is not None:
+        return registered
+    name = getattr(function, "__name__", type(function).__name__)
+    return f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', name)}"
+
+
+def resolve_function(name, owner):
+    """The function a config names: registered or in ``custom_objects``; only
+    when the load in progress said ``safe_mode=False``, also imported from
+    ``module:qualname`` (which runs that module's code). ``owner`` names what
+    uses it (``"Lambda layer 'sq'"``) in the errors."""
+    try:
+        return lookup(name, kind="function")
+    except ValueError:
+        pass
+    if safe_mode():
+        raise ValueError(
+            f"{owner} uses the function {name!r}, which is not registered, and safe mode loads "
+            "no code named by a file. Register the function with @engine.register_serializable(package='my_pkg') "
+            f"or pass custom_objects={{{name!r}: fn}}; or, if you trust the file, load it with safe_mode=False "
+            "to import the function from its module."
+        )
+    module_name, _, qualname = name.partition(":")
+    if not qualname or "<" in qualname:
+        raise ValueError(
+            f"{owner} uses the function {name!r}, which cannot be imported (a lambda or a "
+            "nested function). Register it with @engine.register_serializable or pass it in custom_objects."
+        )
+    target = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
 
 
 def _fill_builtins():

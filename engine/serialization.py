@@ -34,4 +34,5 @@ def deserialize(kind, identifier, classes, aliases=None):
         raise ValueError(f"Unknown {kind}: {class_name!r} (known: {', '.join(known)}).{hint}")
     if not isinstance(config, dict):
         raise ValueError(f"The config of {kind} {class_name!r} must be a dict, received {config!r}.")
-    return classes[class_name](**config)
+    cls = classes[class_name]
+    return cls.from_config(config) if hasattr(cls, "from_config") else cls(**config)

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from engine import tree
+from engine.autodiff import Traced, record_op, recording
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
 from engine.data_adapter import check_batch_size, prepare
@@ -33,9 +35,84 @@ class Trainer:
         self._compile_config = compile_config(self.optimizer, loss, metrics, loss_weights)
 
     def _resolve_compiled(self):
+        from engine.metrics import Mean
+
         loss, metrics, loss_weights = self._compile_args
         self.compiled_loss = CompiledLoss(self, loss, loss_weights)
         self.compiled_metrics = CompiledMetrics(self, metrics, self.compiled_loss)
+        self._loss_tracker = Mean(name="loss")
+
+    # ------------------------------------ Keras' "customizing what happens in fit"
+    def train_step(self, data):
+        """One training step on a batch ``data`` = ``(x, y)`` or ``(x, y, sample_weight)``;
+        returns the logs. ``fit`` calls an override of it for every batch, as Keras does.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import GradientTape, Model
+            >>> from layers import Dense
+            >>> class CustomModel(Model):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.dense = Dense(1)
+            ...     def call(self, x):
+            ...         return self.dense(x)
+            ...     def train_step(self, data):
+            ...         x, y = data
+            ...         with GradientTape() as tape:
+            ...             y_pred = self(x, training=True)
+            ...             loss = self.compute_loss(y=y, y_pred=y_pred)
+            ...         self.optimizer.apply(tape.gradient(loss, self.trainable_variables), self.trainable_variables)
+            ...         for metric in self.metrics:
+            ...             metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
+            ...         return {m.name: m.result() for m in self.metrics}
+            >>> model = CustomModel()
+            >>> model.compile(optimizer="sgd", loss="mse")
+            >>> history = model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=2, verbose=0)
+        """
+        x, y, sample_weight = (tuple(data) + (None, None))[:3]
+        batch = prepare(self, x, y, sample_weight)
+        self.compiled_loss.check_targets(batch.y, self)
+        total, _, _ = self._train_batch(batch, self.trainable_weights)
+        self._loss_tracker.update_state(total)
+        return {m.name: float(m.result()) for m in self.metrics}
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        """The total loss of ``y_pred`` against ``y``: the compiled losses, the losses
+        the layers added in the last call and the weights' penalties. Inside a
+        ``GradientTape`` it is traced, so ``tape.gradient`` differentiates it."""
+        flat_pred = tree.flatten(y_pred)
+        targets = [None if t is None else np.asarray(t) for t in tree.flatten(y)]
+        weights = ([None] * len(flat_pred) if sample_weight is None
+                   else [None if w is None else np.asarray(w, "float32") for w in tree.flatten(sample_weight)])
+        values = [p.value if isinstance(p, Traced) else np.asarray(p) for p in flat_pred]
+        total, _, grads = self.compiled_loss.compute(targets, values, weights, with_gradients=recording())
+        loss = np.asarray(total, "float32")
+        if recording():
+            (loss,) = record_op(lambda g: ([None if d is None else d * g[0] for d in grads], {}),
+                                flat_pred, [loss], name="compiled loss")
+        penalized = [v for v in self.trainable_weights if v.regularizer is not None]
+        if penalized:
+            penalty = np.asarray(sum(v.regularizer(v.value) for v in penalized), "float32")
+            if recording():
+                (penalty,) = record_op(lambda g: ([], {v: v.regularizer.gradient(v.value) * g[0] for v in penalized}),
+                                       [], [penalty], penalized, name="weight penalties")
+            loss = loss + penalty
+        for added in self._added_loss_values():
+            loss = loss + added
+        return loss
+
+    @property
+    def metrics(self):
+        """The ``loss`` tracker, then the compiled metrics (for a custom ``train_step``)."""
+        if getattr(self, "compiled_metrics", None) is None:
+            return []
+        return [self._loss_tracker, *(metric for _, _, metric in self.compiled_metrics.entries)]
+
+    @property
+    def trainable_variables(self):
+        """The trainable weights (Keras 3's other name for them)."""
+        return self.trainable_weights
 
     def _require_compiled(self, what, x=None):
         """Raises unless compiled; builds a subclassed model on ``x`` and resolves
@@ -123,18 +200,24 @@ class Trainer:
         rng = random_generator()
         logs = {}
         callback_list.on_train_begin({})
+        custom_step = type(self).train_step is not Trainer.train_step
         for epoch in range(initial_epoch, epochs):
             tracker = _LossTracker(self.compiled_loss.names)
             self.compiled_metrics.reset()
+            self._loss_tracker.reset_state()
             callback_list.on_epoch_begin(epoch, {})
             trainable = self.trainable_weights
             for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
                 callback_list.on_train_batch_begin(step, {})
-                tracker.add(*self._train_batch(batch, trainable))
-                callback_list.on_train_batch_end(step, {**tracker.logs(), **self.compiled_metrics.results()})
+                if custom_step:
+                    step_logs = _float_logs(self.train_step(self._step_data(batch)))
+                else:
+                    tracker.add(*self._train_batch(batch, trainable))
+                    step_logs = {**tracker.logs(), **self.compiled_metrics.results()}
+                callback_list.on_train_batch_end(step, step_logs)
                 if self.stop_training:
                     break
-            logs = {**tracker.logs(), **self.compiled_metrics.results()}
+            logs = dict(step_logs)
             if validation is not None:
                 val_logs = self._evaluate_data(validation, batch_size)
                 logs.update({f"val_{k}": v for k, v in val_logs.items()})
@@ -143,6 +226,14 @@ class Trainer:
                 break
         callback_list.on_train_end(logs)
         return history
+
+    def _step_data(self, batch):
+        """A batch as ``train_step`` receives it: ``(x, y)`` or ``(x, y, sample_weight)``
+        in the structures of the model's inputs and outputs."""
+        data = (self._pack_inputs(batch.x), self._pack_outputs(batch.y))
+        if any(w is not None for w in batch.sample_weights):
+            data += (self._pack_outputs(batch.sample_weights),)
+        return data
 
     def _evaluate_data(self, data, batch_size, callback_list=None):
         tracker = _LossTracker(self.compiled_loss.names)
@@ -233,6 +324,11 @@ class _LossTracker:
         if len(self.names) > 1:
             logs.update({f"{n}_loss": v / count for n, v in zip(self.names, self.per_output)})
         return logs
+
+
+def _float_logs(logs):
+    return {name: float(value.value if isinstance(value, Traced) else np.asarray(value))
+            for name, value in logs.items()}
 
 
 def _verbosity(verbose):

@@ -86,18 +86,35 @@ class Traced:
             "entries, or np.concatenate / np.stack of the pieces"))
 
     def __array__(self, dtype=None, copy=None):
+        if self._tape._ops is None:  # its tape was released by gradient(): a plain value now (metrics, logs)
+            return self._value if dtype is None else self._value.astype(dtype)
         raise TracingError("numpy.asarray", hint=(
             "converting a traced array to a plain ndarray (np.asarray, np.array, or a function NumPy cannot dispatch) "
             "would silently drop its gradient. Keep using NumPy functions on it, build arrays from traced pieces with "
             "np.stack or np.concatenate, or read `x.value` for the numbers without a gradient"))
 
-    def _to_number(self, *args):
+    def _to_number(self, convert):
+        if self._tape._ops is None:  # released: a plain value now
+            return convert(self._value)
         raise TracingError("converting a traced array to a Python number (float(), int(), bool(), `if x:`)", hint=(
             "the number would carry no gradient, and a branch on it would not be differentiable. Write "
             "`float(x.value)` to read the number without a gradient, and np.where(condition, a, b) to choose "
             "values with one"))
 
-    __float__ = __int__ = __bool__ = __index__ = __complex__ = _to_number
+    def __float__(self):
+        return self._to_number(float)
+
+    def __int__(self):
+        return self._to_number(int)
+
+    def __bool__(self):
+        return self._to_number(bool)
+
+    def __index__(self):
+        return self._to_number(operator.index)
+
+    def __complex__(self):
+        return self._to_number(complex)
 
     def __repr__(self) -> str:
         return f"Traced({self._value!r})"

@@ -1,6 +1,6 @@
 """Losses with Keras 3 names and numerics, each with the gradient training needs."""
 
-from engine.losses.loss import Loss
+from engine.losses.loss import Loss, LossFunctionWrapper
 from engine.losses.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence,
                                          SparseCategoricalCrossentropy, binary_crossentropy,
                                          categorical_crossentropy, kl_divergence,
@@ -12,7 +12,7 @@ from engine.serialization import serialize as _serialize
 
 _CLASSES = {cls.__name__: cls for cls in (
     MeanSquaredError, MeanAbsoluteError, Huber, CosineSimilarity, BinaryCrossentropy,
-    CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence,
+    CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence, LossFunctionWrapper,
 )}
 _ALIASES = {
     "mse": "MeanSquaredError",
@@ -31,7 +31,8 @@ _ALIASES = {
 
 
 def get(identifier):
-    """Returns a Loss from a name (``"mse"``), a config dict, a Loss (or Loss class) or None.
+    """Returns a Loss from a name (``"mse"``), a config dict, a Loss (or Loss class), a
+    function ``fn(y_true, y_pred)`` returning per-sample losses (its gradient traced) or None.
 
     Example:
         >>> get("sparse_categorical_crossentropy").name
@@ -41,12 +42,8 @@ def get(identifier):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Loss):
         return identifier()
-    if callable(identifier):
-        raise TypeError(
-            f"Could not use {identifier!r} as a loss: training needs a Loss with a gradient. "
-            "Subclass engine.losses.Loss and implement call(y_true, y_pred) and "
-            "backward(y_true, y_pred, grad)."
-        )
+    if callable(identifier) and not isinstance(identifier, type):
+        return LossFunctionWrapper(identifier)
     return deserialize("loss", identifier, _CLASSES, _ALIASES)
 
 
@@ -56,7 +53,7 @@ def serialize(loss):
 
 
 __all__ = [
-    "Loss", "MeanSquaredError", "MeanAbsoluteError", "Huber", "CosineSimilarity", "BinaryCrossentropy",
+    "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "CosineSimilarity", "BinaryCrossentropy",
     "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence", "mean_squared_error",
     "mean_absolute_error", "huber", "cosine_similarity", "binary_crossentropy", "categorical_crossentropy",
     "sparse_categorical_crossentropy", "kl_divergence", "get", "serialize",

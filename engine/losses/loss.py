@@ -3,6 +3,7 @@ reduction, and the gradient of the reduced loss with respect to ``y_pred``."""
 
 import numpy as np
 
+from engine.autodiff import GradientTape, TracingError
 from engine.dtypes import dtype_kind, dtype_name
 from engine.naming import to_snake_case, unique_name
 from engine.ops import unbroadcast
@@ -92,11 +93,17 @@ class Loss:
         raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred).")
 
     def backward(self, y_true, y_pred, grad):
-        raise NotImplementedError(
-            f"{type(self).__name__} has no backward, so it cannot be trained with: implement "
-            "backward(y_true, y_pred, grad), the gradient with respect to y_pred given the "
-            "gradient with respect to the per-sample losses."
-        )
+        """The gradient with respect to ``y_pred`` given ``grad``, that of the
+        per-sample losses. By default ``call`` is traced, so a loss written in
+        plain NumPy needs no backward; override it for speed."""
+        with GradientTape() as tape:
+            traced = tape.watch(y_pred)
+            try:
+                losses = self.call(y_true, traced)
+            except TracingError as error:
+                raise error.with_context(f"loss {self.name!r}") from None
+        result = tape.gradient(losses, traced, output_gradients=grad)
+        return np.zeros_like(y_pred) if result is None else result
 
     def get_config(self):
         return {"name": self.name, "reduction": self.reduction}
@@ -181,6 +188,45 @@ def _merge_mask(sample_weight, mask, dtype, reduction):
         return mask_weight
     mask_weight, sample_weight = squeeze_or_expand_to_same_rank(mask_weight, sample_weight)
     return sample_weight * mask_weight
+
+
+class LossFunctionWrapper(Loss):
+    """A loss written as a function ``fn(y_true, y_pred) -> per-sample losses``,
+    as Keras takes ``compile(loss=fn)``: weighted and reduced like every Loss,
+    its gradient traced through the function's NumPy code.
+
+    Args:
+        fn: the function; saved by its registered name, else ``module:qualname``.
+        name: the loss name; by default the function's name.
+        reduction: as for ``Loss``.
+        **kwargs: more keyword arguments passed to ``fn``.
+
+    Example:
+        >>> def mean_absolute(y_true, y_pred):
+        ...     return np.mean(np.abs(y_pred - y_true), axis=-1)
+        >>> float(LossFunctionWrapper(mean_absolute)(np.zeros((2, 2)), np.ones((2, 2))))
+        1.0
+    """
+
+    def __init__(self, fn, name=None, reduction="sum_over_batch_size", dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", None), reduction=reduction, dtype=dtype)
+        self.fn, self._fn_kwargs = fn, kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self):
+        from engine.registry import function_name
+
+        return {**super().get_config(), "fn": function_name(self.fn), **self._fn_kwargs}
+
+    @classmethod
+    def from_config(cls, config):
+        from engine.registry import resolve_function
+
+        config = dict(config)
+        config["fn"] = resolve_function(config["fn"], f"loss {config.get('name')!r}")
+        return cls(**config)
 
 
 def _divisor(weighted, weights, reduction):

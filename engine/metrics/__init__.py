@@ -13,7 +13,7 @@ from engine.serialization import deserialize
 from engine.serialization import serialize as _serialize
 
 _CLASSES = {cls.__name__: cls for cls in (
-    Mean, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
+    Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
     SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, Precision, Recall, AUC,
 )}
 _ALIASES = {

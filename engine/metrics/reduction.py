@@ -5,6 +5,7 @@ import numpy as np
 
 from engine.losses.loss import squeeze_or_expand_to_same_rank
 from engine.metrics.metric import Metric, broadcast_weights, divide_no_nan
+from engine.registry import function_name, resolve_function
 
 
 class Mean(Metric):
@@ -76,4 +77,13 @@ class MeanMetricWrapper(Mean):
         super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight=sample_weight)
 
     def get_config(self):
-        return {**super().get_config(), **self._fn_kwargs}
+        config = {**super().get_config(), **self._fn_kwargs}
+        if type(self) is MeanMetricWrapper:  # a user's function, saved by name as Lambda functions are
+            config["fn"] = function_name(self._fn)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        if cls is MeanMetricWrapper:
+            config = {**config, "fn": resolve_function(config["fn"], f"metric {config.get('name')!r}")}
+        return cls(**config)

@@ -1,10 +1,9 @@
 """Lambda: wraps a NumPy function as a layer, with an optional backward function."""
 
-import importlib
 import inspect
 
 from engine import Layer
-from engine.registry import lookup, registered_name, safe_mode
+from engine.registry import function_name, resolve_function
 
 
 class Lambda(Layer):
@@ -102,9 +101,9 @@ class Lambda(Layer):
         config = super().get_config()
         output_shape = self._output_shape
         config.update(
-            function=_function_name(self.function),
-            output_shape=_function_name(output_shape) if callable(output_shape) else output_shape,
-            backward=None if self.backward_function is None else _function_name(self.backward_function),
+            function=function_name(self.function),
+            output_shape=function_name(output_shape) if callable(output_shape) else output_shape,
+            backward=None if self.backward_function is None else function_name(self.backward_function),
             arguments=self.arguments,
         )
         return config
@@ -117,7 +116,7 @@ class Lambda(Layer):
         layer = config.get("name")
         for key in ("function", "backward", "output_shape"):
             if isinstance(config.get(key), str):
-                config[key] = _resolve_function(config[key], layer)
+                config[key] = resolve_function(config[key], f"Lambda layer {layer!r}")
         return cls(**config)
 
 
@@ -130,34 +129,3 @@ def _takes_training(function):
 
 def _name(function):
     return getattr(function, "__name__", type(function).__name__)
-
-
-def _function_name(function):
-    registered = registered_name(function)
-    if registered is not None:
-        return registered
-    return f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', _name(function))}"
-
-
-def _resolve_function(name, layer):
-    try:
-        return lookup(name, kind="function")
-    except ValueError:
-        pass
-    if safe_mode():
-        raise ValueError(
-            f"Lambda layer {layer!r} uses the function {name!r}, which is not registered, and safe mode loads "
-            "no code named by a file. Register the function with @engine.register_serializable(package='my_pkg') "
-            f"or pass custom_objects={{{name!r}: fn}}; or, if you trust the file, load it with safe_mode=False "
-            "to import the function from its module."
-        )
-    module_name, _, qualname = name.partition(":")
-    if not qualname or "<" in qualname:
-        raise ValueError(
-            f"Lambda layer {layer!r} uses the function {name!r}, which cannot be imported (a lambda or a "
-            "nested function). Register it with @engine.register_serializable or pass it in custom_objects."
-        )
-    target = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        target = getattr(target, part)
-    return target

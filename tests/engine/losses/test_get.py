@@ -55,8 +55,11 @@ def test_objects_classes_and_none_pass_through():
     assert losses.get(None) is None and losses.serialize(None) is None
 
 
-def test_unknown_names_and_plain_functions_are_refused_with_a_fix():
+def test_unknown_names_are_refused_with_a_fix_and_functions_are_wrapped():
     with pytest.raises(ValueError, match=r"Unknown loss: 'msee' \(known: .*\). Did you mean 'mse'\?"):
         losses.get("msee")
-    with pytest.raises(TypeError, match=r"training needs a Loss with a gradient. Subclass engine.losses.Loss"):
-        losses.get(lambda y_true, y_pred: np.sum(y_pred))
+    wrapped = losses.get(lambda y_true, y_pred: np.sum((y_pred - y_true) ** 2, axis=-1))
+    assert isinstance(wrapped, losses.LossFunctionWrapper) and wrapped.name == "<lambda>"
+    y_true, y_pred = np.zeros((2, 3), "float32"), np.ones((2, 3), "float32")
+    assert wrapped(y_true, y_pred) == 3.0
+    np.testing.assert_array_equal(wrapped.gradient(y_true, y_pred), np.ones((2, 3), "float32"))

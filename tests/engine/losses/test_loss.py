@@ -30,15 +30,15 @@ def test_a_subclass_gets_keras_weighting_reduction_and_gradient():
     assert [loss.name, Absolute().name] == ["absolute", "absolute_1"]
 
 
-def test_missing_call_or_backward_explains_what_to_implement():
-    class NoBackward(Loss):
-        def call(self, y_true, y_pred):
-            return y_pred.sum(-1)
+def test_without_backward_the_call_is_traced_and_a_missing_call_is_explained():
+    class NoBackward(Absolute):
+        backward = Loss.backward
 
     y_true, y_pred = data()
-    with pytest.raises(NotImplementedError, match="NoBackward has no backward, so it cannot be trained with: "
-                                                  r"implement backward\(y_true, y_pred, grad\)"):
-        NoBackward().gradient(y_true, y_pred)
+    weights = np.array([1.0, 0.0, 2.0, 0.5], "float32")
+    np.testing.assert_allclose(NoBackward().gradient(y_true, y_pred, weights),
+                               Absolute().gradient(y_true, y_pred, weights), rtol=1e-6)
+    assert NoBackward().gradient(y_true, y_pred).dtype == np.float32
     with pytest.raises(NotImplementedError, match=r"Loss must implement call\(y_true, y_pred\)"):
         Loss()(y_true, y_pred)
 

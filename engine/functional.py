@@ -9,6 +9,7 @@ import numpy as np
 
 from engine import tree
 from engine.data_adapter import cast_input
+from engine.dtypes import dtype_kind
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
 from engine.naming import unique_name
@@ -192,17 +193,22 @@ class Functional(Model):
         result = []
         for index, (value, spec) in enumerate(zip(flat, expected)):
             if not isinstance(value, KerasTensor):
-                where = f"Input {index} ({names[index]!r}) of model {self.name!r}"
-                value = cast_input(np.asarray(value), spec.dtype, where)
+                value = np.asarray(value)
+                if value.dtype.kind != dtype_kind(spec.dtype):
+                    value = cast_input(value, spec.dtype, f"Input {index} ({names[index]!r}) of model {self.name!r}")
             _check_shape(value.shape, spec.shape, index, names[index], self.name)
             result.append(value)
-        batch_sizes = {n: v.shape[0] for n, v in zip(names, result) if not isinstance(v, KerasTensor)}
+        if len(result) > 1:
+            self._check_batch_sizes(result)
+        return result
+
+    def _check_batch_sizes(self, arrays):
+        batch_sizes = {n: v.shape[0] for n, v in zip(self.input_names, arrays) if not isinstance(v, KerasTensor)}
         if len(set(batch_sizes.values())) > 1:
             raise ValueError(
                 f"Model {self.name!r} received inputs with different batch sizes: {batch_sizes}. Every input "
                 "holds the same samples, so pass the same number of rows (axis 0) for each."
             )
-        return result
 
 
 def _check_shape(received, expected, index, input_name, model_name):

@@ -12,6 +12,7 @@ import inspect
 import math
 import re
 import threading
+import weakref
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from engine.registry import register_builtin
 from engine.variable import Variable
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
+# The layers holding losses from add_loss, so that calls of models without any skip the walk.
+_LOSS_HOLDERS = weakref.WeakSet()
 #: Held while a layer builds, so that a layer first called from several threads
 #: builds once. Reentrant: a build may build sub-layers.
 BUILD_LOCK = threading.RLock()
@@ -228,13 +231,19 @@ class Layer(Module):
             [0.06]
         """
         self._tracked("_added_losses").append(loss)
+        _LOSS_HOLDERS.add(self)
 
     def _added_loss_values(self):
+        if not _LOSS_HOLDERS:
+            return []
         return [loss for module in [self, *self._submodules()] for loss in module.__dict__.get("_added_losses", ())]
 
     def _clear_added_losses(self):
+        if not _LOSS_HOLDERS:  # no layer holds added losses: nothing to walk (the inference fast path)
+            return
         for module in [self, *self._submodules()]:
-            module.__dict__.pop("_added_losses", None)
+            if module.__dict__.pop("_added_losses", None) is not None:
+                _LOSS_HOLDERS.discard(module)
 
     def get_weights(self):
         """Returns copies of the weight values, in ``weights`` order."""

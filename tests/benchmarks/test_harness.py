@@ -22,7 +22,7 @@ ROW_FIELDS = {
     "training": {"model", "nodeweave_seconds_per_epoch", "nodeweave_test_accuracy", "torch_seconds_per_epoch", "goal"},
     "saving": {"model", "save_seconds", "load_seconds", "file_bytes"},
     "hostile_loads": {"case"},
-    "autodiff": {"case", "seconds", "ratio_to_numpy", "goal"},
+    "autodiff": {"case", "seconds", "ratio", "goal"},
 }
 
 

@@ -78,10 +78,12 @@ def traced_backward(layer, cache, grad_outputs):
     the inputs, ``{Variable: gradient}`` for the layer's trainable weights)."""
     trainable = layer.trainable_weights
     flat_inputs = tree.flatten(cache.inputs)
+    watched = [x for x in flat_inputs if isinstance(x, Traced)]  # integer inputs were never watched
     targets = [cache.outputs, cache.added_losses]
     seeds = [grad_outputs, [np.ones((), np.asarray(_value(loss)).dtype) for loss in cache.added_losses]]
-    grads_in, grads_w = cache.tape.gradient(targets, [flat_inputs, trainable], output_gradients=seeds)
-    grad_inputs = [g if isinstance(x, Traced) else None for x, g in zip(flat_inputs, grads_in)]
+    grads_in, grads_w = cache.tape.gradient(targets, [watched, trainable], output_gradients=seeds)
+    by_input = iter(grads_in)
+    grad_inputs = [next(by_input) if isinstance(x, Traced) else None for x in flat_inputs]
     return (tree.pack_as(cache.inputs, grad_inputs),
             {variable: grad for variable, grad in zip(trainable, grads_w) if grad is not None})
 

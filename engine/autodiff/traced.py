@@ -80,6 +80,13 @@ class Traced:
     def __getitem__(self, key):
         return _trace_function(operator.getitem, (self, key), {})
 
+    @property
+    def strides(self):
+        raise TracingError("ndarray.strides", hint=(
+            "stride tricks (np.lib.stride_tricks.as_strided, sliding windows) view memory directly, so a traced "
+            "array has no strides. Write the computation with indexing, reshape and einsum, or give the layer a "
+            "hand-written `forward`/`backward`"))
+
     def __setitem__(self, key, value):
         raise TracingError("item assignment (x[...] = value)", hint=(
             "a traced array cannot change in place. Build a new array instead: np.where(mask, value, x) to replace "

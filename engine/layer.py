@@ -19,7 +19,7 @@ import numpy as np
 from engine import constraints, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
-from engine.autodiff import Traced, recording
+from engine.autodiff import Traced, record_op, recording
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_traced_call, recorded_call, traced_backward,
                                   traced_forward)
@@ -400,7 +400,22 @@ class Layer(Module):
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
         training = kwargs.pop("training", False)
-        return self._call(args[0], training, kwargs, args[1:])
+        return self._penalize_activity(self._call(args[0], training, kwargs, args[1:]))
+
+    def _penalize_activity(self, outputs):
+        """Adds the activity regularizer's penalty on ``outputs`` (divided by the
+        batch size) to ``losses``, as Keras does on every call."""
+        regularizer = self.activity_regularizer
+        if regularizer is not None:
+            for output in tree.flatten(outputs):
+                value = _plain(output)
+                batch = max(value.shape[0], 1) if value.ndim else 1
+                penalty = np.asarray(regularizer(value) / batch, value.dtype)
+                if isinstance(output, Traced):  # inside a traced call: differentiated by the regularizer's gradient
+                    (penalty,) = record_op(lambda g, v=value, n=batch: ([regularizer.gradient(v) * (g[0] / n)], {}),
+                                           [output], [penalty], name=f"activity regularizer of {self.name!r}")
+                self.add_loss(penalty)
+        return outputs
 
     def _recorded_eager_call(self, args, kwargs, flat_inputs):
         """A call while a tape records (inside a traced call, or a GradientTape):
@@ -410,8 +425,8 @@ class Layer(Module):
         self._maybe_build(tree.pack_as(args[0], plain))
         training = call_training(kwargs.pop("training", None))
         if self._has_backward():
-            return recorded_call(self, args[0], args[1:], training, kwargs)
-        return self._call(args[0], training, kwargs, args[1:])
+            return self._penalize_activity(recorded_call(self, args[0], args[1:], training, kwargs))
+        return self._penalize_activity(self._call(args[0], training, kwargs, args[1:]))
 
     def _symbolic_call(self, args, kwargs, flat_inputs):
         self._check_inputs(flat_inputs)

@@ -213,3 +213,24 @@ def test_an_untraceable_function_in_a_loss_names_the_loss_and_the_ways_out():
     with pytest.raises(NotImplementedError, match=r"numpy.sort cannot be traced in loss 'sorted_error': it has no "
                                                   r"derivative rule\. Use a supported NumPy function"):
         model.fit(np.ones((4, 2)), np.ones((4, 2)), verbose=0)
+
+
+def test_activity_regularizers_reach_losses_and_train_inside_custom_layers():
+    dense = Dense(2, activity_regularizer="l2", kernel_initializer="ones")
+    x = np.ones((4, 3), "float32")
+    dense(x)
+    assert dense.losses == [pytest.approx(0.01 * 72 / 4)]  # outputs of 3, 8 of them, per sample
+
+    class Wrapper(Layer):
+        def __init__(self):
+            super().__init__()
+            self.inner = Dense(2, activity_regularizer="l2", kernel_initializer="ones")
+
+        def call(self, inputs):
+            return self.inner(inputs) * 0.0
+
+    wrapper = Wrapper()
+    outputs, cache = wrapper.forward(x)
+    assert cache.activity_loss == pytest.approx(0.18)
+    _, weight_grads = wrapper.backward(cache, np.zeros_like(outputs))
+    np.testing.assert_allclose(weight_grads[wrapper.inner.bias], [0.06, 0.06], rtol=1e-6)  # 2 * 0.01 * 3 * 4 / 4

@@ -5,6 +5,17 @@ and the ``input_spec``, build once from the input shapes, then either compute
 (NumPy inputs) or record a Node and return new KerasTensors (symbolic inputs).
 Subclasses override ``build``, ``call``, ``compute_output_shape``, ``forward``
 and ``backward``, never ``__call__``.
+
+One convention for computing, across every layer:
+
+- ``call(inputs, ...)`` is THE computation: inference runs it, and so does
+  training when the layer has no hand-written gradient (then it is traced).
+- ``forward``/``backward`` are the optional fast path for training, side by
+  side: ``forward`` computes what ``call`` computes and returns
+  ``(outputs, cache)``; ``backward(cache, grad_outputs)`` returns the gradients
+  of the inputs, in the structure of the ``inputs`` argument (or one per tensor
+  argument of the call), and ``{Variable: gradient}`` for the weights. A layer
+  that defines ``backward`` without ``forward`` gets its inputs as the cache.
 """
 
 import functools

@@ -233,32 +233,21 @@ class ExecutionPlan:
     # ------------------------------------------------------------- execution
     def run(self, arrays, training=False):
         """Inference: flat input arrays in, flat output arrays out."""
-        values = [None] * len(self.tensors)
-        values[: len(arrays)] = arrays
-        masks = [None] * len(self.tensors) if self.uses_masks else None
-        for step in self.steps:
-            inputs, extra, kwargs = step.gather(values)
-            if masks is not None:
-                mask = step.input_mask(masks, kwargs)
-                if mask is not None and step.passes_mask:
-                    kwargs = {**kwargs, "mask": mask}
-            if step.passes_training:
-                out = step.layer.call(inputs, *extra, training=training, **kwargs)
-            else:
-                out = step.layer.call(inputs, *extra, **kwargs)
-            _store(values, step.out_slots, out)
-            if masks is not None:
-                step.store_masks(masks, inputs, mask)
-            for slot in step.free_slots:
-                values[slot] = None
-        return [values[slot] for slot in self.output_slots]
+        return self._walk(arrays, training, None)
 
     def forward(self, arrays, training=True):
         """Training forward: returns (flat outputs, Tape), the tape holding what
         ``backward`` needs and the activity-regularization loss of the pass."""
+        tape = Tape(len(self.steps), len(self.tensors))
+        return self._walk(arrays, training, tape), tape
+
+    def _walk(self, arrays, training, tape):
+        """The one loop over the plan. Each step reads its values, computes its
+        outputs and frees what no later step reads; the per-step action is the
+        only difference between uses: ``call`` for inference, ``forward`` with
+        its cache kept on ``tape`` for training."""
         values = [None] * len(self.tensors)
         values[: len(arrays)] = arrays
-        tape = Tape(len(self.steps), len(self.tensors))
         masks = [None] * len(self.tensors) if self.uses_masks else None
         for index, step in enumerate(self.steps):
             inputs, extra, kwargs = step.gather(values)
@@ -266,23 +255,20 @@ class ExecutionPlan:
                 mask = step.input_mask(masks, kwargs)
                 if mask is not None and step.passes_mask:
                     kwargs = {**kwargs, "mask": mask}
-            out, cache = step.layer.forward(inputs, *extra, training=training, **kwargs)
+            if tape is not None:
+                out, tape.caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
+            elif step.passes_training:
+                out = step.layer.call(inputs, *extra, training=training, **kwargs)
+            else:
+                out = step.layer.call(inputs, *extra, **kwargs)
+            _store(values, step.out_slots, out)
             if masks is not None:
                 step.store_masks(masks, inputs, mask)
-            tape.caches[index] = cache
-            if isinstance(cache, (Tape, TracedCall)):
-                tape.activity_loss += cache.activity_loss
-            _store(values, step.out_slots, out)
-            regularizer = step.layer.activity_regularizer
-            for slot in step.out_slots:
-                value = values[slot]
-                tape.specs[slot] = (np.shape(value), np.result_type(value))
-                if regularizer is not None:
-                    tape.activity_outputs[slot] = value
-                    tape.activity_loss += regularizer(value) / _batch_size(value)
+            if tape is not None:
+                tape.record_outputs(index, step, values)
             for slot in step.free_slots:
                 values[slot] = None
-        return [values[slot] for slot in self.output_slots], tape
+        return [values[slot] for slot in self.output_slots]
 
     def backward(self, tape, grad_outputs):
         """Returns (gradients of the flat inputs, {Variable: gradient}) given the
@@ -334,6 +320,20 @@ class Tape:
         self.activity_outputs = {}
         self.activity_loss = 0.0
         self.inputs = None
+
+    def record_outputs(self, index, step, values):
+        """After step ``index`` ran: the shape and dtype of its outputs, their
+        activity penalty, and the losses of a nested model or a traced call."""
+        cache = self.caches[index]
+        if isinstance(cache, (Tape, TracedCall)):
+            self.activity_loss += cache.activity_loss
+        regularizer = step.layer.activity_regularizer
+        for slot in step.out_slots:
+            value = values[slot]
+            self.specs[slot] = (np.shape(value), np.result_type(value))
+            if regularizer is not None:
+                self.activity_outputs[slot] = value
+                self.activity_loss += regularizer(value) / _batch_size(value)
 
 
 class _Walk:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from engine import Model
+from engine import Model, optimizers
 from layers import Dense, Dropout
 
 
@@ -85,3 +85,18 @@ def test_odd_inputs_are_refused_naming_the_model():
     model = MLP()
     with pytest.raises(ValueError, match="Input 0 of model 'mlp' expects float32 values .* dtype complex128"):
         model.predict(np.ones((2, 5), complex), verbose=0)
+
+
+def test_a_two_input_subclassed_model_trains_and_reloads_by_structure(tmp_path):
+    rng = np.random.default_rng(4)
+    inputs = {"a": rng.normal(size=(64, 2)).astype("float32"), "b": rng.normal(size=(64, 3)).astype("float32")}
+    target = inputs["a"][:, :1] - 2 * inputs["b"][:, 1:2]
+    model = TwoInputs()
+    model.compile(optimizer=optimizers.Adam(learning_rate=0.02), loss="mse")
+    losses = model.fit(inputs, target, epochs=60, batch_size=16, verbose=0).history["loss"]
+    assert losses[-1] < 0.3 * losses[0]
+    model.save_weights(tmp_path / "two.npz")
+    fresh = TwoInputs()
+    fresh(inputs)
+    fresh.load_weights(tmp_path / "two.npz")
+    np.testing.assert_array_equal(fresh.predict(inputs, verbose=0), model.predict(inputs, verbose=0))

@@ -149,6 +149,13 @@ def _assign_weights(variables, arrays, problems, skip_mismatch):
 def save_model(model, path):
     """Writes ``model`` (architecture, weights, compile state) to a ``.nw`` file."""
     _check_extension(path, ".nw", "save")
+    if not hasattr(model, "plan"):
+        raise NotImplementedError(
+            f"Model {model.name!r} ({type(model).__name__}) is a subclassed model: its architecture is the Python "
+            "code of its class, which a .nw file does not hold, so the file could not be loaded back. Save its "
+            f"weights with model.save_weights('{model.name}.weights.npz') and load them into a new instance "
+            "(call it on a batch first), or build the model with the functional API to save it whole."
+        )
     files = {
         "config.json": json.dumps({**serialize_layer(model), "compile_config": getattr(model, "_compile_config", None)}),
         "metadata.json": json.dumps({"nodeweave_version": VERSION, "format_version": FORMAT_VERSION,

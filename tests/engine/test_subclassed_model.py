@@ -100,3 +100,11 @@ def test_a_two_input_subclassed_model_trains_and_reloads_by_structure(tmp_path):
     fresh(inputs)
     fresh.load_weights(tmp_path / "two.npz")
     np.testing.assert_array_equal(fresh.predict(inputs, verbose=0), model.predict(inputs, verbose=0))
+
+
+def test_saving_a_subclassed_model_whole_fails_at_save_time_and_says_what_to_do(tmp_path):
+    model = MLP()
+    model(np.ones((1, 5), "float32"))
+    with pytest.raises(NotImplementedError, match=r"Model 'mlp' \(MLP\) is a subclassed model.*save_weights"):
+        model.save(tmp_path / "mlp.nw")
+    assert not list(tmp_path.iterdir())

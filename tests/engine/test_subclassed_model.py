@@ -28,7 +28,8 @@ class TwoInputs(Model):
         return self.head(self.branches[0](inputs["a"]) + self.branches[1](inputs["b"]))
 
 
-def _data(rng=np.random.default_rng(0)):
+def _data():
+    rng = np.random.default_rng(0)
     return rng.normal(size=(20, 5)).astype("float32"), rng.integers(0, 3, size=20)
 
 

@@ -141,6 +141,7 @@ class Functional(Model):
         return tree.pack_as(self._inputs_struct, arrays)
 
     def _run_flat(self, arrays, training=False):
+        self._clear_added_losses()  # losses list what the layers added in this run only
         return self.plan.run(arrays, training=training)
 
     def _forward_flat(self, arrays):

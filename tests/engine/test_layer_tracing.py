@@ -234,3 +234,19 @@ def test_activity_regularizers_reach_losses_and_train_inside_custom_layers():
     assert cache.activity_loss == pytest.approx(0.18)
     _, weight_grads = wrapper.backward(cache, np.zeros_like(outputs))
     np.testing.assert_allclose(weight_grads[wrapper.inner.bias], [0.06, 0.06], rtol=1e-6)  # 2 * 0.01 * 3 * 4 / 4
+
+
+def test_evaluate_counts_each_batch_added_losses_once():
+    class Penalized(Layer):
+        def call(self, inputs):
+            self.add_loss(np.sum(inputs ** 2))
+            return inputs
+
+    inputs = Input(shape=(2,))
+    model = Model(inputs, Penalized()(inputs))
+    model.compile(loss="mse")
+    x = np.ones((8, 2), "float32")
+    first = model.evaluate(x, x, batch_size=2, verbose=0)
+    assert first == pytest.approx(4.0) and model.evaluate(x, x, batch_size=2, verbose=0) == first
+    model.predict(x, batch_size=2, verbose=0)
+    assert model.losses == [pytest.approx(4.0)]  # the last batch's

@@ -5,6 +5,8 @@ The graph between them is mapped once, at construction, into an
 that plan.
 """
 
+import weakref
+
 import numpy as np
 
 from engine import tree
@@ -13,7 +15,7 @@ from engine.dtypes import dtype_kind
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
 from engine.naming import unique_name
-from engine.plan import ExecutionPlan, register_model_inputs
+from engine.plan import ExecutionPlan
 
 
 class Functional(Model):
@@ -47,7 +49,8 @@ class Functional(Model):
         if not self._trainable:
             self.trainable = False
         self.built = True
-        register_model_inputs(self)
+        for tensor in self._graph_plan.inputs:  # a tensor made inside this model is reached through its calls
+            tensor._keras_history.layer._tracked("_input_of_models").append(weakref.ref(self))
 
     @property
     def plan(self):
@@ -161,9 +164,8 @@ class Functional(Model):
             return tree.pack_as(self._outputs_struct, flat)
         return flat[0]
 
-    def _flat_call_inputs(self, node):
-        """The tensors ``node`` (a call of this model) fed to each model input."""
-        return self._standardize_inputs(node.call_args[0])
+    def _fed_inputs(self, args):
+        return self._standardize_inputs(args[0])
 
     def _standardize_inputs(self, inputs):
         """Maps call inputs (one value, a list, or a dict by input name) onto the

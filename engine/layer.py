@@ -444,8 +444,13 @@ class Layer(Module):
         self._maybe_build(args[0])
         call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
         outputs = self.compute_output_spec(*args, **call_kwargs)
-        Node(self, args, call_kwargs, outputs)
+        Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
         return outputs
+
+    def _fed_inputs(self, args):
+        """What a Node of this layer keeps to map a nested graph's inputs to the
+        call's tensors (a functional model's override); None for a layer."""
+        return None
 
     def _check_inputs(self, flat_inputs):
         count = len(flat_inputs)

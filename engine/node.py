@@ -29,13 +29,17 @@ class Node:
         input_tensors: the symbolic tensors among the arguments, flattened.
         output_tensors: the symbolic outputs, flattened; ``outputs`` keeps their structure.
         inbound_layers, node_indices, tensor_indices: per input tensor, its ``_keras_history``.
+        fed_inputs: for a call of a functional model, the tensors fed to each of
+            the model's inputs, in the order of ``model.inputs`` (None for a layer):
+            what maps the nested model's inner inputs to this call's tensors.
     """
 
     __slots__ = ("outbound_layer", "call_args", "call_kwargs", "input_tensors",
-                 "outputs", "output_tensors", "__weakref__")
+                 "outputs", "output_tensors", "fed_inputs", "__weakref__")
 
-    def __init__(self, outbound_layer, call_args=(), call_kwargs=None, outputs=()):
+    def __init__(self, outbound_layer, call_args=(), call_kwargs=None, outputs=(), fed_inputs=None):
         self.outbound_layer = outbound_layer
+        self.fed_inputs = fed_inputs
         self.call_args = tuple(call_args)
         self.call_kwargs = dict(call_kwargs or {})
         if len(self.call_args) == 1 and not self.call_kwargs and isinstance(self.call_args[0], KerasTensor):

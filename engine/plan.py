@@ -11,18 +11,12 @@ plan in reverse and sums gradients where a tensor fans out and across the calls
 of a shared layer.
 """
 
-import weakref
-
 import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer, _accepts_mask, _accepts_training
 from engine.layer_tracing import TracedCall
-
-# InputLayer -> the functional models that take its tensor as an input, so that a
-# tensor made inside a nested model can be reached through that model's call.
-_MODELS_OF_INPUT = weakref.WeakKeyDictionary()
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
 
@@ -156,16 +150,15 @@ class ExecutionPlan:
             self._alias[id(tensor)] = outer
 
     def _outer_tensor(self, tensor):
-        """For an input of a nested model called exactly once, the tensor it was called on."""
-        layer = tensor._keras_history.layer
+        """For an input of a nested model called exactly once, the tensor it was
+        called on, as that call's Node recorded it (``fed_inputs``)."""
         calls = []
-        for model_ref in _MODELS_OF_INPUT.get(layer, ()):
+        for model_ref in tensor._keras_history.layer.__dict__.get("_input_of_models", ()):
             model = model_ref()
             if model is None:
                 continue
             position = next(i for i, t in enumerate(model.plan.inputs) if t is tensor)
-            for node in model._inbound_nodes:
-                calls.append(model._flat_call_inputs(node)[position])
+            calls += [node.fed_inputs[position] for node in model._inbound_nodes]
         return calls[0] if len(calls) == 1 else None
 
     def _raise_disconnected(self, tensor, walk):
@@ -362,10 +355,3 @@ def _accumulate(grads, slot, grad):
     if grad is None:
         return
     grads[slot] = grad if grads[slot] is None else grads[slot] + grad
-
-
-def register_model_inputs(model):
-    """Remembers that ``model`` takes each of its Input tensors, for nested-tensor lookups."""
-    for tensor in model.plan.inputs:
-        layer = tensor._keras_history.layer
-        _MODELS_OF_INPUT.setdefault(layer, []).append(weakref.ref(model))

@@ -184,7 +184,7 @@ def walk(model, expand_nested=False):
         call.expanded = True
         child = _Frame(inner, call, step.out_slots)
         outer_slot = {id(t): s for t, s in zip(step.node.input_tensors, step.in_slots)}
-        fed = step.layer._flat_call_inputs(step.node)  # the call's tensors in the order of inner.inputs
+        fed = step.node.fed_inputs  # the call's tensors in the order of inner.inputs
         input_calls = _input_calls(graph, inner, call)
         for index, (input_call, tensor, outer) in enumerate(zip(input_calls, inner.inputs, fed)):
             _link(graph, frame.sources[outer_slot[id(outer)]], input_call, (step.node, index))

@@ -39,12 +39,13 @@ _MEMBERS = {"config.json", "metadata.json", "weights.npz", "optimizer.npz"}
 def weight_paths(model):
     """``{path: Variable}`` for every weight of ``model``, each once.
 
-    In a functional model the paths are the variables' own (``dense/kernel``),
-    prefixed by the names of the nested models they sit in
-    (``encoder/dense/kernel``). A subclassed model has no graph to name its
-    layers by, so its weights are found where they sit, as Keras matches them:
-    attribute names and list positions down to the weight's name
-    (``blocks/0/dense/kernel``), the same in every instance of the class.
+    In a functional model a weight's path starts with the name of its layer,
+    prefixed by the names of the nested models it sits in
+    (``encoder/dense/kernel``). Below a layer (and everywhere in a subclassed
+    model, which has no graph to name its layers by) weights are found where
+    they sit, as Keras matches them: attribute names and list positions down to
+    the weight's name (``block/d1/kernel``, ``blocks/0/kernel``), the same in
+    every instance of the class whatever names its sub-layers were given.
     """
     if not hasattr(model, "plan"):
         return _attribute_paths(model)
@@ -57,10 +58,10 @@ def weight_paths(model):
             if hasattr(layer, "plan") and layer is not current:
                 sub_models.append((f"{prefix}{layer.name}/", layer))
                 continue
-            for variable in layer.weights:
+            for path, variable in _attribute_paths(layer).items():
                 if id(variable) not in seen:
                     seen.add(id(variable))
-                    paths[prefix + variable.path] = variable
+                    paths[f"{prefix}{layer.name}/{path}"] = variable
         stack.extend(reversed(sub_models))
     return paths
 

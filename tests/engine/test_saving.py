@@ -225,3 +225,27 @@ def test_training_resumes_from_a_saved_compiled_model_exactly(tmp_path):
         np.testing.assert_array_equal(mine, theirs)
     uncompiled = load_model(tmp_path / "midway.nw", compile=False)
     assert getattr(uncompiled, "optimizer", None) is None
+
+
+def test_layers_made_of_layers_save_their_weights_by_attribute_and_load(tmp_path):
+    from engine import Layer, register_serializable
+    from layers import TimeDistributed
+
+    @register_serializable(package="saving_tests")
+    class Block(Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.d1, self.d2 = Dense(4), Dense(2)  # automatic names, other ones in every instance
+
+        def call(self, x):
+            return self.d2(self.d1(x))
+
+    x = Input(shape=(3, 2))
+    first = TimeDistributed(Dense(2, name="d"))  # the same inner name twice
+    model = Model(x, Block()(TimeDistributed(Dense(2, name="d"))(first(x))))
+    data = np.random.default_rng(0).normal(size=(2, 3, 2)).astype("float32")
+    model.save(tmp_path / "blocks.nw")
+    names = list(np.load(io.BytesIO(zipfile.ZipFile(tmp_path / "blocks.nw").read("weights.npz"))).files)
+    assert {"block/d1/kernel", "time_distributed/layer/kernel", "time_distributed_1/layer/kernel"} <= set(names)
+    np.testing.assert_array_equal(load_model(tmp_path / "blocks.nw").predict(data, verbose=0),
+                                  model.predict(data, verbose=0))

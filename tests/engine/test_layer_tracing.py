@@ -250,3 +250,23 @@ def test_evaluate_counts_each_batch_added_losses_once():
     assert first == pytest.approx(4.0) and model.evaluate(x, x, batch_size=2, verbose=0) == first
     model.predict(x, batch_size=2, verbose=0)
     assert model.losses == [pytest.approx(4.0)]  # the last batch's
+
+
+def test_function_losses_per_output_in_a_dict_and_a_list():
+    def absolute(y_true, y_pred):
+        return np.mean(np.abs(y_pred - y_true), axis=-1)
+
+    def squared(y_true, y_pred):
+        return np.mean((y_pred - y_true) ** 2, axis=-1)
+
+    x, y = _regression()
+    inputs = Input(shape=(4,))
+    outputs = {"a": Dense(1, name="a")(inputs), "b": Dense(1, name="b")(inputs)}
+    model = Model(inputs, outputs)
+    model.compile(optimizer=optimizers.Adam(learning_rate=0.05), loss={"a": absolute, "b": squared})
+    history = model.fit(x, {"a": y, "b": 2 * y}, epochs=20, verbose=0).history
+    assert set(history) == {"loss", "a_loss", "b_loss"} and history["loss"][-1] < 0.5 * history["loss"][0]
+    listed = Model(inputs, [Dense(1)(inputs), Dense(1)(inputs)])
+    listed.compile(optimizer="sgd", loss=[absolute, squared], loss_weights=[1.0, 0.5])
+    total, first, second = listed.evaluate(x, [y, y], verbose=0)
+    assert total == pytest.approx(first + 0.5 * second, rel=1e-5)

@@ -30,7 +30,7 @@ import numpy as np
 from engine import constraints, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
-from engine.autodiff import Traced, record_op, recording
+from engine.autodiff import Traced, record_op, recording, untraced
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_traced_call, recorded_call, traced_backward,
                                   traced_forward)
@@ -221,7 +221,7 @@ class Layer(Module):
         """The losses this layer and its sub-layers added in their last call
         (``add_loss``), then the current penalties of the trainable weights'
         regularizers, as floats (Keras 3)."""
-        added = [float(_plain(loss)) for loss in self._added_loss_values()]
+        added = [float(untraced(loss)) for loss in self._added_loss_values()]
         return added + [v.regularizer(v.value) for v in self.trainable_weights if v.regularizer is not None]
 
     def add_loss(self, loss):
@@ -419,11 +419,10 @@ class Layer(Module):
         regularizer = self.activity_regularizer
         if regularizer is not None:
             for output in tree.flatten(outputs):
-                value = _plain(output)
-                batch = max(value.shape[0], 1) if value.ndim else 1
-                penalty = np.asarray(regularizer(value) / batch, value.dtype)
+                value = untraced(output)
+                penalty = np.asarray(regularizer.activity_penalty(value), value.dtype)
                 if isinstance(output, Traced):  # inside a traced call: differentiated by the regularizer's gradient
-                    (penalty,) = record_op(lambda g, v=value, n=batch: ([regularizer.gradient(v) * (g[0] / n)], {}),
+                    (penalty,) = record_op(lambda g, v=value: ([regularizer.activity_gradient(v) * g[0]], {}),
                                            [output], [penalty], name=f"activity regularizer of {self.name!r}")
                 self.add_loss(penalty)
         return outputs
@@ -431,7 +430,7 @@ class Layer(Module):
     def _recorded_eager_call(self, args, kwargs, flat_inputs):
         """A call while a tape records (inside a traced call, or a GradientTape):
         one step using ``backward`` when the layer has one, else traced through."""
-        plain = [_plain(x) if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]
+        plain = [untraced(x) if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]
         self._check_inputs(plain)
         self._maybe_build(tree.pack_as(args[0], plain))
         training = call_training(kwargs.pop("training", None))
@@ -562,10 +561,6 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
-
-
-def _plain(value):
-    return value.value if isinstance(value, Traced) else value
 
 
 def _shapes(inputs):

@@ -19,7 +19,7 @@ import contextvars
 import numpy as np
 
 from engine import tree
-from engine.autodiff import GradientTape, Traced, TracingError, paused, record_op
+from engine.autodiff import GradientTape, Traced, TracingError, paused, record_op, untraced
 
 # The ``training`` flag of the traced call in progress: layers called inside it
 # without an explicit ``training=`` follow it, as in Keras.
@@ -54,7 +54,7 @@ class TracedCall:
     def __init__(self, tape, inputs, outputs, added_losses):
         self.tape, self.inputs, self.outputs, self.added_losses = tape, inputs, outputs, added_losses
         # The added losses' value, which the plan adds to the training loss (as activity penalties).
-        self.activity_loss = float(sum(_value(loss) for loss in added_losses))
+        self.activity_loss = float(sum(untraced(loss) for loss in added_losses))
 
 
 def traced_forward(layer, inputs, extra_args, training, kwargs):
@@ -70,7 +70,7 @@ def traced_forward(layer, inputs, extra_args, training, kwargs):
                 raise
             raise error.with_context(f"layer {layer.name!r} ({type(layer).__name__})") from None
     added = layer._added_loss_values()
-    return tree.map_structure(_value, outputs), TracedCall(tape, traced, outputs, added)
+    return tree.map_structure(untraced, outputs), TracedCall(tape, traced, outputs, added)
 
 
 def traced_backward(layer, cache, grad_outputs):
@@ -80,7 +80,7 @@ def traced_backward(layer, cache, grad_outputs):
     flat_inputs = tree.flatten(cache.inputs)
     watched = [x for x in flat_inputs if isinstance(x, Traced)]  # integer inputs were never watched
     targets = [cache.outputs, cache.added_losses]
-    seeds = [grad_outputs, [np.ones((), np.asarray(_value(loss)).dtype) for loss in cache.added_losses]]
+    seeds = [grad_outputs, [np.ones((), np.asarray(untraced(loss)).dtype) for loss in cache.added_losses]]
     grads_in, grads_w = cache.tape.gradient(targets, [watched, trainable], output_gradients=seeds)
     by_input = iter(grads_in)
     grad_inputs = [next(by_input) if isinstance(x, Traced) else None for x in flat_inputs]
@@ -100,26 +100,33 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
     leaves = tree.flatten(arguments)
     tensors = [i for i, leaf in enumerate(leaves) if isinstance(leaf, (Traced, np.ndarray))]
     in_first = len([leaf for leaf in tree.flatten(inputs) if isinstance(leaf, (Traced, np.ndarray))])
-    plain_inputs, plain_extra, plain_kwargs = tree.pack_as(arguments, [_value(leaf) for leaf in leaves])
+    plain_inputs, plain_extra, plain_kwargs = tree.pack_as(arguments, [untraced(leaf) for leaf in leaves])
     with paused():
         outputs, cache = layer.forward(plain_inputs, *plain_extra, training=training, **plain_kwargs)
     flat_outputs = tree.flatten(outputs)
 
     def backward(grad_outputs):
         grad_in, grad_w = layer.backward(cache, tree.pack_as(outputs, grad_outputs))
-        grads = tree.flatten(grad_in)
-        if len(grads) == in_first:
-            grads = grads + [None] * (len(tensors) - in_first)
-        elif len(grads) != len(tensors):
-            raise ValueError(
-                f"backward() of layer {layer.name!r} ({type(layer).__name__}) returned {len(grads)} input gradients; "
-                f"expected {in_first} (one per tensor of its first argument) or {len(tensors)} (one per tensor "
-                "argument of the call)."
-            )
-        return grads, grad_w
+        return route_input_gradients(layer, grad_in, in_first, len(tensors)), grad_w
 
     traced = record_op(backward, [leaves[i] for i in tensors], flat_outputs, layer.trainable_weights, name=layer.name)
     return tree.pack_as(outputs, traced)
+
+
+def route_input_gradients(layer, grad_in, in_first, in_all):
+    """``backward``'s input gradients as one per tensor argument of the call
+    (``in_all`` of them, the ``in_first`` of the first argument leading), None
+    for those it gave none: it returns either the first argument's or all."""
+    grads = tree.flatten(grad_in)
+    if len(grads) == in_first:
+        return grads + [None] * (in_all - in_first)
+    if len(grads) == in_all:
+        return grads
+    raise ValueError(
+        f"backward() of layer {layer.name!r} ({type(layer).__name__}) returned {len(grads)} input gradients; "
+        f"expected {in_first} (one per tensor of its first argument) or {in_all} (one per tensor argument of "
+        "the call)."
+    )
 
 
 def _watch(tape, value):
@@ -127,7 +134,3 @@ def _watch(tape, value):
     if isinstance(value, Traced) or np.asarray(value).dtype.kind != "f":
         return value
     return tape.watch(np.asarray(value))
-
-
-def _value(value):
-    return value.value if isinstance(value, Traced) else value

@@ -16,7 +16,7 @@ import numpy as np
 from engine import tree
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer, _accepts_mask, _accepts_training
-from engine.layer_tracing import TracedCall
+from engine.layer_tracing import TracedCall, route_input_gradients
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
 
@@ -67,21 +67,6 @@ class Step:
             computed = [computed] * len(self.out_slots)
         for slot, out_mask in zip(self.out_slots, computed):
             masks[slot] = out_mask
-
-    def gradient_slots(self, grad_in):
-        """The slots ``backward``'s input gradients go to: the tensors of the first
-        argument, or, when it returns one per tensor argument (an RNN's
-        ``initial_state=``), all of them in the order of ``node.input_tensors``."""
-        count = len(tree.flatten(grad_in))
-        if count == self.n_grad_inputs:
-            return self.in_slots[: self.n_grad_inputs]
-        if count == len(self.in_slots):
-            return self.in_slots
-        raise ValueError(
-            f"backward() of layer {self.layer.name!r} ({type(self.layer).__name__}) returned {count} input "
-            f"gradients; expected {self.n_grad_inputs} (one per tensor of its first argument) or "
-            f"{len(self.in_slots)} (one per tensor argument of the call)."
-        )
 
     def gather(self, values):
         """Returns (inputs, extra_args, kwargs) with arrays in place of tensors."""
@@ -276,7 +261,7 @@ class ExecutionPlan:
             if regularizer is not None:
                 for slot in step.out_slots:
                     value = tape.activity_outputs.pop(slot)
-                    _accumulate(grads, slot, regularizer.gradient(value) / _batch_size(value))
+                    _accumulate(grads, slot, regularizer.activity_gradient(value))
             out_grads = [grads[slot] for slot in step.out_slots]
             if all(g is None for g in out_grads):
                 continue
@@ -291,7 +276,8 @@ class ExecutionPlan:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
             grad_in, grad_w = step.layer.backward(tape.caches[index], grad_out)
             tape.caches[index] = None
-            for slot, grad in zip(step.gradient_slots(grad_in), tree.flatten(grad_in)):
+            for slot, grad in zip(step.in_slots, route_input_gradients(step.layer, grad_in, step.n_grad_inputs,
+                                                                        len(step.in_slots))):
                 _accumulate(grads, slot, grad)
             if step.layer.trainable:
                 for variable, grad in grad_w.items():
@@ -326,7 +312,7 @@ class Tape:
             self.specs[slot] = (np.shape(value), np.result_type(value))
             if regularizer is not None:
                 self.activity_outputs[slot] = value
-                self.activity_loss += regularizer(value) / _batch_size(value)
+                self.activity_loss += regularizer.activity_penalty(value)
 
 
 class _Walk:
@@ -336,11 +322,6 @@ class _Walk:
         self.input_ids = input_ids
         self.output = None
         self.done, self.visiting, self.order = set(), set(), []
-
-
-def _batch_size(value):
-    """The divisor of an activity penalty: the batch size, 1 for an empty batch (whose penalty is 0)."""
-    return max(value.shape[0], 1) if np.ndim(value) else 1
 
 
 def _store(values, out_slots, out):

@@ -14,8 +14,20 @@ class Regularizer:
     def gradient(self, x):
         raise NotImplementedError
 
+    def activity_penalty(self, outputs):
+        """The penalty on a layer's outputs, per sample as Keras divides it (0 for an empty batch)."""
+        return self(outputs) / _batch_size(outputs)
+
+    def activity_gradient(self, outputs):
+        """The gradient of ``activity_penalty``."""
+        return self.gradient(outputs) / _batch_size(outputs)
+
     def get_config(self):
         return {}
+
+
+def _batch_size(outputs):
+    return max(outputs.shape[0], 1) if np.ndim(outputs) else 1
 
 
 class L1L2(Regularizer):

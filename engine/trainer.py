@@ -3,7 +3,7 @@
 import numpy as np
 
 from engine import tree
-from engine.autodiff import Traced, record_op, recording
+from engine.autodiff import record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
 from engine.data_adapter import check_batch_size, prepare
@@ -85,7 +85,7 @@ class Trainer:
         targets = [None if t is None else np.asarray(t) for t in tree.flatten(y)]
         weights = ([None] * len(flat_pred) if sample_weight is None
                    else [None if w is None else np.asarray(w, "float32") for w in tree.flatten(sample_weight)])
-        values = [p.value if isinstance(p, Traced) else np.asarray(p) for p in flat_pred]
+        values = [np.asarray(untraced(p)) for p in flat_pred]
         total, _, grads = self.compiled_loss.compute(targets, values, weights, with_gradients=recording())
         loss = np.asarray(total, "float32")
         if recording():
@@ -327,8 +327,7 @@ class _LossTracker:
 
 
 def _float_logs(logs):
-    return {name: float(value.value if isinstance(value, Traced) else np.asarray(value))
-            for name, value in logs.items()}
+    return {name: float(np.asarray(untraced(value))) for name, value in logs.items()}
 
 
 def _verbosity(verbose):

@@ -8,6 +8,6 @@ an operation with a hand-written backward on the same tape as one step.
 
 from engine.autodiff.rules import TracingError
 from engine.autodiff.tape import GradientTape, paused, record_op, recording
-from engine.autodiff.traced import Traced
+from engine.autodiff.traced import Traced, untraced
 
-__all__ = ["GradientTape", "Traced", "TracingError", "paused", "record_op", "recording"]
+__all__ = ["GradientTape", "Traced", "TracingError", "paused", "record_op", "recording", "untraced"]

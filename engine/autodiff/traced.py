@@ -241,6 +241,16 @@ def _keywords(func, kwargs):
     return kwargs
 
 
+def untraced(x):
+    """The array of a Traced value (no gradient taken along); anything else as it is.
+
+    Example:
+        >>> untraced(3.0)
+        3.0
+    """
+    return x.value if isinstance(x, Traced) else x
+
+
 def _plain(x):
     if type(x) is tuple:
         return tuple(_plain(item) for item in x)

@@ -1,6 +1,7 @@
 """nodeweave's graph engine: symbolic tensors, Nodes, layers, models, training and saving."""
 
 from engine import allocator  # noqa: F401  (primes glibc's malloc for large temporaries, once)
+from engine.argument_gradients import ArgumentGradients
 from engine.autodiff import GradientTape
 from engine.cloning import clone_model
 from engine.errors import ModelFormatError
@@ -20,6 +21,7 @@ from engine.sequential import Sequential
 from engine.variable import Variable
 
 __all__ = [
+    "ArgumentGradients",
     "Functional",
     "GradientTape",
     "Input",

@@ -9,6 +9,7 @@ every floating input and every trainable weight are compared with
 import numpy as np
 
 from engine import tree
+from engine.argument_gradients import by_argument, first_argument_name, route_input_gradients
 
 
 class GradientCheckReport:
@@ -34,12 +35,15 @@ class GradientCheckReport:
         return "\n".join(lines)
 
 
-def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, seed=0):
+def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, seed=0, call_kwargs=None):
     """Compares ``layer.backward`` with finite differences; returns a GradientCheckReport.
 
     Args:
         layer: any Layer or Model with ``forward`` and ``backward`` (a user's own included).
         inputs: the inputs, as the layer would be called with them.
+        call_kwargs: further arguments of the call, by name, such as attention's
+            ``value`` or an RNN's ``initial_state``; their floating arrays are
+            checked too.
         training: the ``training`` flag of the forward passes.
         epsilon: the finite-difference step.
         samples: check only this many randomly chosen elements per tensor (all when None).
@@ -53,9 +57,10 @@ def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, se
         True
     """
     inputs = tree.map_structure(np.asarray, inputs)
+    call_kwargs = dict(call_kwargs or {})
     if not layer.built:
-        layer(inputs)
-    inputs = tree.map_structure(lambda x: np.array(x, np.float64, order="C") if x.dtype.kind == "f" else x, inputs)
+        layer(inputs, **call_kwargs)
+    inputs, call_kwargs = tree.map_structure(_as_float64, (inputs, call_kwargs))
     weights = layer.trainable_weights
     originals = [(v, v.value) for v in layer.weights]
     rng = np.random.default_rng(seed)
@@ -63,20 +68,25 @@ def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, se
         for variable, value in originals:
             if value.dtype.kind == "f":
                 variable.value = np.array(value, np.float64, order="C")
-        outputs, cache = layer.forward(inputs, training=training)
+        outputs, cache = layer.forward(inputs, training=training, **call_kwargs)
         projections = [rng.standard_normal(np.shape(o)) for o in tree.flatten(outputs)]
         grad_outputs = tree.pack_as(outputs, projections)
         grad_inputs, grad_weights = layer.backward(cache, grad_outputs)
 
         def loss():
-            out, _ = layer.forward(inputs, training=training)
+            out, _ = layer.forward(inputs, training=training, **call_kwargs)
             return sum(float(np.sum(o * r)) for o, r in zip(tree.flatten(out), projections))
 
         errors = {}
-        flat_inputs, flat_grads = tree.flatten(inputs), tree.flatten(grad_inputs)
-        for index, (x, grad) in enumerate(zip(flat_inputs, flat_grads)):
-            if x.dtype.kind == "f":
-                errors[f"input {index}"] = _compare(x, grad, loss, epsilon, samples, rng, f"input {index}")
+        flat_grads = iter(route_input_gradients(layer, grad_inputs, (inputs,), call_kwargs, _is_array))
+        for name, value in by_argument(layer, (inputs,), call_kwargs).items():
+            arrays = [x for x in tree.flatten(value) if _is_array(x)]
+            label = "input" if name == first_argument_name(layer) else name
+            for index, x in enumerate(arrays):
+                grad = next(flat_grads)
+                if x.dtype.kind == "f":
+                    key = label if label != "input" and len(arrays) == 1 else f"{label} {index}"
+                    errors[key] = _compare(x, grad, loss, epsilon, samples, rng, key)
         for variable in weights:
             if variable not in grad_weights:
                 raise ValueError(
@@ -90,6 +100,15 @@ def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, se
     finally:
         for variable, value in originals:
             variable.value = value
+
+
+def _is_array(value):
+    return isinstance(value, np.ndarray)
+
+
+def _as_float64(value):
+    """A C-ordered float64 copy of a floating array (other values as they are)."""
+    return np.array(value, np.float64, order="C") if _is_array(value) and value.dtype.kind == "f" else value
 
 
 def _compare(array, analytic, loss, epsilon, samples, rng, name):

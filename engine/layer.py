@@ -13,9 +13,11 @@ One convention for computing, across every layer:
 - ``forward``/``backward`` are the optional fast path for training, side by
   side: ``forward`` computes what ``call`` computes and returns
   ``(outputs, cache)``; ``backward(cache, grad_outputs)`` returns the gradients
-  of the inputs, in the structure of the ``inputs`` argument (or one per tensor
-  argument of the call), and ``{Variable: gradient}`` for the weights. A layer
-  that defines ``backward`` without ``forward`` gets its inputs as the cache.
+  of the inputs, in the structure of the ``inputs`` argument (or, when tensors
+  in other arguments take gradients too, an ``ArgumentGradients`` keyed by
+  ``call``'s parameter names), and ``{Variable: gradient}`` for the weights. A
+  layer that defines ``backward`` without ``forward`` gets its inputs as the
+  cache.
 """
 
 import functools
@@ -347,10 +349,23 @@ class Layer(Module):
         """Returns ``(grad_inputs, grad_weights)`` given the gradients of the outputs.
 
         ``grad_inputs`` has the structure of the ``inputs`` argument (``None``
-        for inputs that take no gradient, such as integer indices);
+        for inputs that take no gradient, such as integer indices). When
+        tensors in other arguments take gradients too (attention's ``value``,
+        an RNN's ``initial_state``), it is an ``ArgumentGradients`` keyed by
+        ``call``'s parameter names, each in the structure of its argument.
         ``grad_weights`` maps each of this layer's trainable Variables to its
         gradient. Without an override, the trace ``forward`` recorded is
         differentiated.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer, x = Dense(2), np.ones((3, 4), "float32")
+            >>> _ = layer(x)  # the first call builds the weights
+            >>> outputs, cache = layer.forward(x)
+            >>> grad_inputs, grad_weights = layer.backward(cache, np.ones_like(outputs))
+            >>> grad_inputs.shape, sorted(v.name for v in grad_weights)
+            ((3, 4), ['bias', 'kernel'])
         """
         if isinstance(cache, TracedCall):
             return traced_backward(self, cache, grad_outputs)

@@ -16,7 +16,8 @@ import numpy as np
 from engine import tree
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer, _accepts_mask, _accepts_training
-from engine.layer_tracing import TracedCall, route_input_gradients
+from engine.argument_gradients import route_input_gradients
+from engine.layer_tracing import TracedCall
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
 
@@ -26,7 +27,7 @@ class Step:
     slots it is the last reader of."""
 
     __slots__ = ("node", "layer", "in_slots", "out_slots", "free_slots", "kind",
-                 "passes_training", "passes_mask", "template", "tensor_positions", "n_grad_inputs")
+                 "passes_training", "passes_mask", "template", "tensor_positions", "num_first")
 
     def __init__(self, node, in_slots, out_slots):
         self.node = node
@@ -48,14 +49,14 @@ class Step:
         self.template = (args, kwargs)
         leaves = tree.flatten(self.template)
         self.tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, KerasTensor)]
-        # Gradients flow into the tensors of the first argument (`inputs`).
-        self.n_grad_inputs = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
+        # The tensors of the first argument (`inputs`), whose masks the layer gets.
+        self.num_first = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
 
     def input_mask(self, masks, kwargs):
         """The mask of the step's inputs (one, a list, or None when they carry none)."""
         if "mask" in kwargs:
             return kwargs["mask"]
-        in_masks = [masks[s] for s in self.in_slots[: self.n_grad_inputs]]
+        in_masks = [masks[s] for s in self.in_slots[: self.num_first]]
         if all(m is None for m in in_masks):
             return None
         return in_masks[0] if self.kind == _SINGLE else in_masks
@@ -276,9 +277,12 @@ class ExecutionPlan:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
             grad_in, grad_w = step.layer.backward(tape.caches[index], grad_out)
             tape.caches[index] = None
-            for slot, grad in zip(step.in_slots, route_input_gradients(step.layer, grad_in, step.n_grad_inputs,
-                                                                        len(step.in_slots))):
-                _accumulate(grads, slot, grad)
+            if step.kind == _SINGLE and type(grad_in) is np.ndarray:
+                _accumulate(grads, step.in_slots[0], grad_in)
+            else:
+                for slot, grad in zip(step.in_slots, route_input_gradients(step.layer, grad_in, *step.template,
+                                                                            _is_keras_tensor)):
+                    _accumulate(grads, slot, grad)
             if step.layer.trainable:
                 for variable, grad in grad_w.items():
                     if variable.trainable:
@@ -336,3 +340,7 @@ def _accumulate(grads, slot, grad):
     if grad is None:
         return
     grads[slot] = grad if grads[slot] is None else grads[slot] + grad
+
+
+def _is_keras_tensor(value):
+    return isinstance(value, KerasTensor)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from engine import KerasTensor, Layer, constraints, initializers, regularizers
+from engine import ArgumentGradients, KerasTensor, Layer, constraints, initializers, regularizers
 from layers import activations
 from layers.attention._common import causal_mask, check_dropout, dropout_mask, shapes_agree
 from layers.core.seed_generator import SeedGenerator
@@ -25,10 +25,10 @@ class MultiHeadAttention(Layer):
     Two call forms:
 
     - ``mha(query, value, key=None)``, Keras' form. The weights are created at
-      the first call, from the shapes of all three; backward returns one
-      gradient per tensor argument (the engine routes them), so query, value
-      and key all train. For self-attention, ``mha(x, x)``, the gradients of
-      the three uses of ``x`` are summed.
+      the first call, from the shapes of all three; backward returns the
+      gradients of query, value and key as ``ArgumentGradients``, so all three
+      train. For self-attention, ``mha(x, x)``, the gradients of the three
+      uses of ``x`` are summed.
     - ``mha([query, value])`` or ``mha([query, value, key])``: the same, with
       the tensors as one list.
 
@@ -210,10 +210,10 @@ class MultiHeadAttention(Layer):
 
     def compute_output_spec(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False,
                             use_causal_mask=False, mask=None):
-        query, value, key, route = self._operands(query, value, key)
+        (query, value, key), self_attention, _ = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
-        self._check_masks(query.shape, value.shape, attention_mask, _input_masks(mask, route))
+        self._check_masks(query.shape, value.shape, attention_mask, _input_masks(mask, self_attention))
         output = KerasTensor(self.compute_output_shape(query.shape), self.dtype)
         if return_attention_scores:
             return [output, KerasTensor((query.shape[0], self.num_heads, query.shape[1], key.shape[1]), self.dtype)]
@@ -221,12 +221,12 @@ class MultiHeadAttention(Layer):
 
     def compute_mask(self, inputs, mask=None):
         """The query's mask, for the output (none for the scores)."""
-        return None if mask is None else [_input_masks(mask, route=None)[0], None]
+        return None if mask is None else [_input_masks(mask, self_attention=False)[0], None]
 
     def _operands(self, query, value, key):
-        """Returns (query, value, key, route), the route saying how backward hands the gradients back:
-        "list of 2" or "list of 3", "shared" (Keras' form, value and key are the query), "separate value"
-        (Keras' form, key is value) or "separate key"."""
+        """Returns ((query, value, key), self_attention, form): self_attention when called as
+        ``mha(x, x)``; ``form`` how backward hands the gradients back, "list of 2", "list of 3",
+        "arguments" (Keras' form) or "arguments without key" (the key is the value)."""
         if isinstance(query, (list, tuple)):
             if value is not None or key is not None:
                 raise ValueError(
@@ -238,16 +238,15 @@ class MultiHeadAttention(Layer):
                     f"Layer {self.name!r} (MultiHeadAttention) expects a list [query, value] or "
                     f"[query, value, key]. Received a list of {len(query)} tensors."
                 )
-            return query[0], query[1], query[-1], f"list of {len(query)}"
+            return (query[0], query[1], query[-1]), False, f"list of {len(query)}"
         if value is None:
             raise ValueError(
                 f"Layer {self.name!r} (MultiHeadAttention) needs a value: call it as mha([query, value]), "
                 "or mha(x, x) for self-attention."
             )
-        key = value if key is None else key
-        if value is query and key is query:
-            return query, value, key, "shared"
-        return query, value, key, "separate value" if key is value else "separate key"
+        if key is None:
+            return (query, value, value), value is query, "arguments without key"
+        return (query, value, key), False, "arguments"
 
     # ------------------------------------------------------------ the maths
     def call(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False, training=False,
@@ -257,10 +256,10 @@ class MultiHeadAttention(Layer):
 
     def forward(self, query, value=None, key=None, training=True, attention_mask=None, return_attention_scores=False,
                 use_causal_mask=False, mask=None):
-        query, value, key, route = self._operands(query, value, key)
+        (query, value, key), self_attention, form = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
-        input_masks = _input_masks(mask, route)
+        input_masks = _input_masks(mask, self_attention)
         if attention_mask is not None:
             attention_mask = np.asarray(attention_mask)
         self._check_masks(query.shape, value.shape, attention_mask, input_masks)
@@ -285,11 +284,11 @@ class MultiHeadAttention(Layer):
         if self.output_bias is not None:
             outputs += self.output_bias.value.reshape(-1)
         outputs = outputs.reshape(self.compute_output_shape(query.shape))
-        cache = (route, (query, value, key), (q, k, v), probabilities, drop, merged, return_attention_scores)
+        cache = (form, (query, value, key), (q, k, v), probabilities, drop, merged, return_attention_scores)
         return ([outputs, probabilities] if return_attention_scores else outputs), cache
 
     def backward(self, cache, grad_outputs):
-        route, (query, value, key), (q, k, v), probabilities, drop, merged, return_scores = cache
+        form, (query, value, key), (q, k, v), probabilities, drop, merged, return_scores = cache
         grad_outputs, grad_scores = grad_outputs if return_scores else (grad_outputs, None)
         grad_outputs = grad_outputs.reshape(merged.shape[0], math.prod(self.output_kernel.shape[2:]))
         grads = {self.output_kernel: (merged.T @ grad_outputs).reshape(self.output_kernel.shape)}
@@ -311,11 +310,13 @@ class MultiHeadAttention(Layer):
         grad_query = _project_backward(query, self.query_kernel, self.query_bias, grad_q, grads)
         grad_key = _project_backward(key, self.key_kernel, self.key_bias, grad_k, grads)
         grad_value = _project_backward(value, self.value_kernel, self.value_bias, grad_v, grads)
-        if route == "shared":
-            return grad_query + grad_value + grad_key, grads
-        if route in ("list of 2", "separate value"):
+        if form == "list of 3":
+            return [grad_query, grad_value, grad_key], grads
+        if form == "list of 2":
             return [grad_query, grad_value + grad_key], grads
-        return [grad_query, grad_value, grad_key], grads
+        if form == "arguments":
+            return ArgumentGradients(query=grad_query, value=grad_value, key=grad_key), grads
+        return ArgumentGradients(query=grad_query, value=grad_value + grad_key), grads
 
     def get_config(self):
         config = super().get_config()
@@ -357,12 +358,12 @@ def _project_backward(x, kernel, bias, grad, grads):
     return (grad @ kernel.value.reshape(dim, -1).T).reshape(x.shape)
 
 
-def _input_masks(mask, route):
+def _input_masks(mask, self_attention):
     """``[query_mask, value_mask, key_mask]`` from the ``mask`` argument (None where unknown)."""
     if mask is None:
         return [None, None, None]
     masks = list(mask) if isinstance(mask, (list, tuple)) else [mask]
-    if route == "shared":  # self-attention in Keras' form: the query's mask is also value's and key's
+    if self_attention:  # self-attention in Keras' form: the query's mask is also value's and key's
         masks = masks[:1] * 3
     return (masks + [None, None])[:3]
 

@@ -22,7 +22,7 @@ import numbers
 
 import numpy as np
 
-from engine import Layer, constraints, initializers, regularizers
+from engine import ArgumentGradients, Layer, constraints, initializers, regularizers
 from layers import activations
 from layers.core.seed_generator import SeedGenerator
 
@@ -39,6 +39,22 @@ def as_state_list(initial_state):
     if initial_state is None:
         return []
     return list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+
+
+def states_form(inputs, initial_state):
+    """How initial states were given: "list" (``[x, *states]``), "initial_state" (``initial_state=``) or None."""
+    if isinstance(inputs, (list, tuple)) and len(inputs) > 1:
+        return "list"
+    return None if initial_state is None else "initial_state"
+
+
+def gradients_as_called(form, grad_sequences, grad_states):
+    """``backward``'s input gradients in the form the states were given in (see ``states_form``)."""
+    if form == "list":
+        return [grad_sequences, *grad_states]
+    if form == "initial_state":
+        return ArgumentGradients(inputs=grad_sequences, initial_state=grad_states)
+    return grad_sequences
 
 
 def split_inputs(layer, inputs, initial_state):
@@ -214,7 +230,7 @@ class _Recurrent(Layer):
         states = [np.asarray(s, dtype=dtype) for s in states]
         self._check_shapes(sequences.shape, [s.shape for s in states])
         batch, steps, features = sequences.shape
-        states_given = bool(states)
+        form = states_form(inputs, initial_state)
         if not states:
             states = [np.zeros((batch, self.units), dtype) for _ in range(self._num_states)]
         input_mask = self._dropout_mask(training, self.dropout, (batch, features), dtype)
@@ -256,11 +272,11 @@ class _Recurrent(Layer):
         result = outputs if outputs is not None else output
         if self.return_state:
             result = [result, *states]
-        cache = (x, input_mask, recurrent_mask, keep, tape, columns, states_given, len(states))
+        cache = (x, input_mask, recurrent_mask, keep, tape, columns, form, len(states))
         return result, cache
 
     def backward(self, cache, grad_outputs):
-        x, input_mask, recurrent_mask, keep, tape, columns, states_given, num_states = cache
+        x, input_mask, recurrent_mask, keep, tape, columns, form, num_states = cache
         steps, batch, features = x.shape
         if self.return_state:
             grad_output, *grad_states = grad_outputs
@@ -307,11 +323,7 @@ class _Recurrent(Layer):
         if self.go_backwards:
             grad_x = grad_x[::-1]
         grad_sequences = np.ascontiguousarray(grad_x.transpose(1, 0, 2))
-        if states_given:
-            # States given in the list or as initial_state=: the engine routes
-            # one gradient per tensor argument, so both forms train the states.
-            return [grad_sequences, *grad_states], grads
-        return grad_sequences, grads
+        return gradients_as_called(form, grad_sequences, grad_states), grads
 
     # ------------------------------------------------------------------ config
     def get_config(self):

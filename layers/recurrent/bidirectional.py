@@ -4,7 +4,7 @@ import numpy as np
 
 from engine import Layer
 from engine.functional_config import deserialize_layer, serialize_layer
-from layers.recurrent._rnn import _Recurrent, first_mask, split_inputs, split_shapes
+from layers.recurrent._rnn import _Recurrent, first_mask, gradients_as_called, split_inputs, split_shapes, states_form
 
 _MERGE_MODES = ("concat", "sum", "mul", "ave", None)
 
@@ -129,7 +129,8 @@ class Bidirectional(Layer):
         forward_inputs, backward_inputs = self._split(inputs, initial_state)
         y, forward_cache = self.forward_layer.forward(forward_inputs, training=training, mask=mask)
         y_rev, backward_cache = self.backward_layer.forward(backward_inputs, training=training, mask=mask)
-        return self._merge(y, y_rev), (forward_cache, backward_cache, y, y_rev)
+        form = states_form(inputs, initial_state)
+        return self._merge(y, y_rev), (forward_cache, backward_cache, y, y_rev, form)
 
     def _merge(self, y, y_rev):
         """``[merged output(s), *forward states, *backward states]`` (one array when alone)."""
@@ -149,7 +150,7 @@ class Bidirectional(Layer):
         return self._unlist(outputs + forward_states + backward_states)
 
     def backward(self, cache, grad_outputs):
-        forward_cache, backward_cache, y, y_rev = cache
+        forward_cache, backward_cache, y, y_rev, form = cache
         grads = self._as_list(grad_outputs)
         y, y_rev = self._as_list(y)[0], self._as_list(y_rev)[0]
         if self.return_sequences:
@@ -175,10 +176,8 @@ class Bidirectional(Layer):
             backward_cache, [grad_y_rev, *grad_states[split:]] if self.return_state else grad_y_rev)
         forward_grads, backward_grads = self._as_list(forward_grads), self._as_list(backward_grads)
         grad_sequences = forward_grads[0] + backward_grads[0]
-        # With initial states (in the inputs list or as initial_state=), one gradient per state too.
-        states = [*forward_grads[1:], *backward_grads[1:]]
-        grad_inputs = [grad_sequences, *states] if states else grad_sequences
-        return grad_inputs, {**forward_weights, **backward_weights}
+        grad_states = [*forward_grads[1:], *backward_grads[1:]]
+        return gradients_as_called(form, grad_sequences, grad_states), {**forward_weights, **backward_weights}
 
     @staticmethod
     def _as_list(value):

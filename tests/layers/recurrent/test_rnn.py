@@ -4,7 +4,7 @@ states, dropout and the argument and shape checks."""
 import numpy as np
 import pytest
 
-from engine import Input, Model
+from engine import ArgumentGradients, Input, Model, gradient_check
 from engine.utils import set_random_seed
 from layers import Dense
 from layers.embedding import Embedding
@@ -116,9 +116,20 @@ def test_initial_state_kwarg_and_list_form_give_the_same_gradients(random_weight
     np.testing.assert_array_equal(kwarg_out, list_out)
     kwarg_grads, _ = layer.backward(kwarg_cache, g)
     list_grads, _ = layer.backward(list_cache, g)
-    assert len(kwarg_grads) == len(list_grads) == 3
-    for kwarg_grad, list_grad in zip(kwarg_grads, list_grads):
+    # Each in the form of its call: by argument name, or as the inputs list.
+    assert isinstance(kwarg_grads, ArgumentGradients) and set(kwarg_grads) == {"inputs", "initial_state"}
+    assert isinstance(list_grads, list) and len(list_grads) == 3
+    np.testing.assert_allclose(kwarg_grads["inputs"], list_grads[0])
+    for kwarg_grad, list_grad in zip(kwarg_grads["initial_state"], list_grads[1:]):
         np.testing.assert_allclose(kwarg_grad, list_grad)
+
+
+def test_gradient_check_of_initial_state_given_by_keyword(random_weights):
+    layer = random_weights(LSTM(3), (2, 4, 2))
+    x, h0, c0 = sequences((2, 4, 2)), sequences((2, 3), 1), sequences((2, 3), 2)
+    report = gradient_check(layer, x, call_kwargs={"initial_state": [h0, c0]})
+    assert {"input 0", "initial_state 0", "initial_state 1"} <= set(report.errors)
+    assert report.max_error < 1e-6
 
 
 def encoder_decoder(list_form):

@@ -26,11 +26,11 @@ class TrainingData:
 
     def __init__(self, x, y, sample_weights):
         self.x, self.y, self.sample_weights = x, y, sample_weights
-        self.size = len(x[0])
+        self.size = next(len(a) for a in x if a is not None)
 
     def take(self, indices):
         pick = (lambda a: None if a is None else a[indices])
-        return TrainingData([a[indices] for a in self.x],
+        return TrainingData([pick(a) for a in self.x],
                             None if self.y is None else [pick(a) for a in self.y],
                             [pick(w) for w in self.sample_weights])
 
@@ -89,19 +89,20 @@ def check_batch_size(batch_size, default=32):
 
 def cast_input(value, dtype, where):
     """``value`` (an array) cast to the ``dtype`` of a model input where Keras
-    casts: between numbers (bool, int, float). Other kinds of values (complex,
-    strings, objects, ...) raise a ValueError that starts with ``where`` (which
-    names the input and the model), unless the input has that very kind.
+    casts: between numbers (bool, int, float; float64 to float32 included).
+    Other kinds of values (complex, strings, objects, ...) raise a ValueError
+    that starts with ``where`` (which names the input and the model), unless
+    the input has that very kind.
 
     Example:
         >>> cast_input(np.array([True, False]), "float32", "Input 0 of model 'm'")
         array([1., 0.], dtype=float32)
     """
     kind, expected = value.dtype.kind, dtype_kind(dtype)
+    if kind in _NUMBER_KINDS and expected in _NUMBER_KINDS:
+        return value if value.dtype == dtype else value.astype(dtype)
     if kind == expected:
         return value
-    if kind in _NUMBER_KINDS and expected in _NUMBER_KINDS:
-        return value.astype(dtype)
     raise ValueError(
         f"{where} expects {dtype_name(dtype)} values (arrays of bool, int or float are cast to it), but "
         f"received an array of dtype {value.dtype}. {_dtype_advice(value.dtype)}"
@@ -114,14 +115,17 @@ def _dtype_advice(dtype):
 
 
 def prepare(model, x, y=None, sample_weight=None, class_weight=None):
-    """Checks and aligns user data (floats cast to the inputs' dtypes, as a call
-    does); returns TrainingData."""
+    """Checks and aligns user data (inputs standardized as a call does: matched to
+    the model's inputs, cast to their dtypes); returns TrainingData."""
     model._build_on(x)
     xs = model._standardize_inputs(x)
-    if hasattr(model, "plan"):  # a functional model's inputs each have a dtype
-        xs = [a if a.dtype == t.dtype else a.astype(t.dtype) for a, t in zip(xs, model.inputs)]
+    if all(a is None for a in xs):
+        raise ValueError(
+            f"Model {model.name!r} received None for every input, so there are no samples. Pass arrays for the "
+            "inputs that are not optional."
+        )
     ys = None if y is None else _standardize_targets(model, y)
-    sizes = {"x": [len(a) for a in xs]}
+    sizes = {"x": [len(a) for a in xs if a is not None]}
     if ys is not None:
         sizes["y"] = [len(a) for a in ys if a is not None]
     weights = _standardize_sample_weights(model, sample_weight, ys)

@@ -5,6 +5,7 @@ The graph between them is mapped once, at construction, into an
 that plan.
 """
 
+import warnings
 import weakref
 
 import numpy as np
@@ -12,17 +13,22 @@ import numpy as np
 from engine import tree
 from engine.data_adapter import cast_input
 from engine.dtypes import dtype_kind
+from engine.input_layer import InputLayer
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
 from engine.naming import unique_name
 from engine.plan import ExecutionPlan
+from engine.variable import Variable
 
 
 class Functional(Model):
-    """A model built from ``inputs`` and ``outputs`` (a tensor, a list or a dict).
+    """A model built from ``inputs`` and ``outputs`` (a tensor, or lists, tuples
+    and dicts of tensors, nested as you like).
 
     Called on NumPy arrays it runs the plan eagerly; called on KerasTensors it
-    becomes one Node of a bigger graph, so models nest to any depth.
+    becomes one Node of a bigger graph, so models nest to any depth. Its inputs
+    are given in the structure of ``inputs``: dicts by the keys the model was
+    built with, lists by position (see ``_standardize_inputs``).
 
     Example:
         >>> import numpy as np
@@ -30,8 +36,8 @@ class Functional(Model):
         >>> from layers import Dense
         >>> a, b = Input(shape=(3,), name="a"), Input(shape=(5,), name="b")
         >>> out = Dense(2)(a) + Dense(2)(b)
-        >>> model = Model(inputs={"a": a, "b": b}, outputs=out)
-        >>> model({"a": np.ones((4, 3)), "b": np.ones((4, 5))}).shape
+        >>> model = Model(inputs={"left": a, "right": b}, outputs=out)
+        >>> model({"left": np.ones((4, 3)), "right": np.ones((4, 5))}).shape
         (4, 2)
     """
 
@@ -95,26 +101,63 @@ class Functional(Model):
         return self._pack_outputs(self.plan.run(arrays, training=training))
 
     def forward(self, inputs, training=True):
-        arrays = self._standardize_inputs(inputs)
+        # Floats keep their precision here: gradient_check runs the model in float64.
+        arrays = self._standardize_inputs(inputs, cast_floats=False)
         outputs, tape = self.plan.forward(arrays, training=training)
         tape.inputs = inputs
         return self._pack_outputs(outputs), tape
 
     def backward(self, tape, grad_outputs):
+        """Gradients of the inputs in the structure they were given in (``None``
+        for values no model input reads), and ``{Variable: gradient}``."""
         inputs = tape.inputs
         flat_grads = tree.flatten(grad_outputs) if self._has_structured_outputs() else [grad_outputs]
         grad_inputs, grad_weights = self.plan.backward(tape, flat_grads)
-        if isinstance(inputs, dict):
-            by_name = dict(zip(self.input_names, grad_inputs))
-            return {key: by_name[key] for key in inputs}, grad_weights
-        if isinstance(inputs, (list, tuple)):
-            return list(grad_inputs), grad_weights
-        return grad_inputs[0], grad_weights
+        leaves = tree.flatten(inputs)
+        grads = [None] * len(leaves)
+        for position, grad in zip(self._input_positions(inputs, warn=False), grad_inputs):
+            if grad is not None and leaves[position] is not None:
+                grads[position] = np.reshape(grad, np.shape(leaves[position]))  # undoes a rank adjustment
+        return tree.pack_as(inputs, grads), grad_weights
 
     def compute_output_spec(self, inputs, **kwargs):
-        self._standardize_inputs(inputs)
-        specs = [KerasTensor(t.shape, t.dtype) for t in self.plan.outputs]
-        return self._pack_outputs(specs)
+        """The outputs (KerasTensors, in the output structure) for symbolic
+        ``inputs``: the model's own when the inputs have its input shapes, else
+        each layer's ``compute_output_spec`` along the plan."""
+        specs = self._standardize_inputs(inputs)
+        if all(s.shape == t.shape and s.dtype == t.dtype for s, t in zip(specs, self.plan.inputs)):
+            outputs = self.plan.outputs
+        else:
+            outputs = self._output_specs(specs)
+        return self._pack_outputs([KerasTensor(t.shape, t.dtype) for t in outputs])
+
+    def compute_output_shape(self, input_shape):
+        """Output shape(s) for input shape(s) given in the structure of the
+        model's inputs (a tuple for one input), so that wrappers such as
+        ``TimeDistributed`` take a model like any layer.
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(None, 4))
+            >>> Model(x, Dense(3)(x)).compute_output_shape((2, 7, 4))
+            (2, 7, 3)
+        """
+        outputs = self.compute_output_spec(_specs_for_shapes(input_shape, self.name))
+        return tree.map_structure(lambda t: t.shape, outputs)
+
+    def _output_specs(self, specs):
+        """The flat output KerasTensors for flat input KerasTensors ``specs``: each
+        step of the plan computes its outputs' specs from its inputs' specs."""
+        plan = self.plan
+        values = [None] * len(plan.tensors)
+        values[: len(specs)] = specs
+        for step in plan.steps:
+            inputs, extra, kwargs = step.gather(values)
+            outputs = step.layer.compute_output_spec(inputs, *extra, **kwargs)
+            for slot, tensor in zip(step.out_slots, tree.flatten(outputs)):
+                values[slot] = tensor
+        return [values[slot] for slot in plan.output_slots]
 
     def get_config(self):
         from engine.functional_config import functional_config
@@ -165,53 +208,224 @@ class Functional(Model):
         return flat[0]
 
     def _fed_inputs(self, args):
-        return self._standardize_inputs(args[0])
+        leaves = tree.flatten(args[0])
+        return [leaves[position] for position in self._input_positions(args[0], warn=False)]
 
-    def _standardize_inputs(self, inputs):
-        """Maps call inputs (one value, a list, or a dict by input name) onto the
-        model inputs, checking count, shapes, dtypes and that every array has the
-        same batch size. Numbers of another kind (bool or int for a float input,
-        float for an int one) are cast to the input's dtype, as Keras does; other
-        kinds (complex, strings, objects) raise."""
-        expected = self.plan.inputs
-        names = self.input_names
-        if isinstance(inputs, dict):
-            missing = [n for n in names if n not in inputs]
-            unknown = [k for k in inputs if k not in names]
-            if missing or unknown:
-                raise ValueError(
-                    f"Model {self.name!r} expects inputs named {names}; received keys {list(inputs)} "
-                    f"(missing: {missing}, unexpected: {unknown})."
-                )
-            flat = [inputs[n] for n in names]
-        elif isinstance(inputs, (list, tuple)):
-            flat = list(inputs)
-        else:
-            flat = [inputs]
-        if len(flat) != len(expected):
-            raise ValueError(
-                f"Model {self.name!r} expects {len(expected)} input(s) {names}, but it received "
-                f"{len(flat)}. Pass a list in that order or a dict keyed by input name."
-            )
-        result = []
-        for index, (value, spec) in enumerate(zip(flat, expected)):
-            if not isinstance(value, KerasTensor):
-                value = np.asarray(value)
-                if value.dtype.kind != dtype_kind(spec.dtype):
-                    value = cast_input(value, spec.dtype, f"Input {index} ({names[index]!r}) of model {self.name!r}")
-            _check_shape(value.shape, spec.shape, index, names[index], self.name)
-            result.append(value)
-        if len(result) > 1:
-            self._check_batch_sizes(result)
+    def _as_array(self, value):
+        # Values reach _standardize_inputs as given: None for an optional input, each array cast to its input's dtype.
+        if value is None:
+            return None
+        return np.asarray(value.value if isinstance(value, Variable) else value)
+
+    # ---------------------------------------------------------------- inputs
+    def _standardize_inputs(self, inputs, warn=True, cast_floats=True):
+        """The flat values for ``self.inputs`` from call inputs, checked.
+
+        ``inputs`` follow the structure given to the model (a value, a list, a
+        dict, or any nesting of them; see ``_input_positions``). Arrays are cast
+        to their Input's dtype, as Keras does (numbers only: complex values,
+        strings and objects raise), and a trailing axis of size 1 is dropped or
+        added where the ranks differ by it; shapes must then match, and every
+        array must hold the same number of samples. ``None`` is accepted for an
+        ``Input(optional=True)``. Symbolic inputs are checked the same way and
+        returned as KerasTensors of the standardized shape and dtype. With
+        ``cast_floats=False`` float arrays keep their float dtype.
+        """
+        leaves = tree.flatten(inputs)
+        flat = [leaves[position] for position in self._input_positions(inputs, warn)]
+        result = [self._standardize_input(index, value, cast_floats) for index, value in enumerate(flat)]
+        self._check_batch_sizes(result)
         return result
 
-    def _check_batch_sizes(self, arrays):
-        batch_sizes = {n: v.shape[0] for n, v in zip(self.input_names, arrays) if not isinstance(v, KerasTensor)}
+    def _input_positions(self, inputs, warn):
+        """For each model input, in ``self.inputs`` order, the index of its value
+        among ``tree.flatten(inputs)``.
+
+        Dicts are matched by the keys of the structure the model was built with
+        (at any depth), lists and tuples by position. Keys the model does not
+        have are ignored with a warning. A dict given to a model built from a
+        list of Inputs (or one Input) is matched by Input name. Other structures
+        holding the right number of values are taken in flat order with a
+        warning, except a list for a dict whose keys are not sorted, which is
+        ambiguous and raises (as in Keras).
+        """
+        struct = self._inputs_struct
+        indexed = tree.pack_as(inputs, range(len(tree.flatten(inputs))))
+        if isinstance(indexed, dict) and _is_flat(struct):
+            return self._positions_by_name(inputs, indexed)
+        ignored = []
+        positions = _match(struct, indexed, "", ignored, self.name)
+        if positions is not None:
+            if ignored and warn:
+                warnings.warn(f"{self._structure_mismatch(inputs)}\nThe keys {ignored} match no input of the model "
+                              "and are ignored.")
+            return positions
+        if isinstance(indexed, dict) or (isinstance(struct, dict) and list(struct) != sorted(struct)):
+            raise ValueError(
+                f"{self._structure_mismatch(inputs)}\nPass the inputs in the structure the model was built with"
+                + ("" if isinstance(indexed, dict) else " (a dict: its keys are not in sorted order, so the "
+                   "order of a list is ambiguous)") + "."
+            )
+        positions = list(range(len(tree.flatten(indexed))))
+        if len(positions) != len(self.plan.inputs):
+            raise ValueError(
+                f"Model {self.name!r} expects {len(self.plan.inputs)} input(s) {self.input_names}, but it received "
+                f"{len(positions)}. Pass them in the structure the model was built with: "
+                f"{_describe_structure(struct)}."
+            )
+        if warn and not (len(positions) == 1 and len(tree.flatten(struct)) == 1):
+            warnings.warn(self._structure_mismatch(inputs))
+        return positions
+
+    def _positions_by_name(self, inputs, indexed):
+        names = self.input_names
+        missing = [name for name in names if name not in indexed]
+        if missing:
+            raise ValueError(
+                f'Missing data for input "{missing[0]}": model {self.name!r} expects inputs named {names}; received '
+                f"keys {list(inputs)} (missing: {missing}). A dict fed to a model built from a list of Inputs (or "
+                "one Input) is matched by Input name."
+            )
+        if not all(isinstance(indexed[name], int) for name in names):
+            raise ValueError(f"{self._structure_mismatch(inputs)}\nPass one array per Input name.")
+        return [indexed[name] for name in names]
+
+    def _structure_mismatch(self, inputs):
+        """Keras' message for inputs whose structure differs from the model's."""
+        return (
+            f"The structure of `inputs` doesn't match the expected structure of model {self.name!r}.\n"
+            f"Expected: {_describe_structure(self._inputs_struct)}\nReceived: inputs={_describe_structure(inputs)}"
+        )
+
+    def _standardize_input(self, index, value, cast_floats):
+        spec = self.plan.inputs[index]
+        if value is None:
+            layer = spec._keras_history.layer
+            if isinstance(layer, InputLayer) and not layer.optional:
+                raise ValueError(
+                    f"The input {spec.name!r} is not optional, but None was passed. Please provide a valid tensor "
+                    f"(input {index} of model {self.name!r}, shape {spec.shape}), or build the model from "
+                    f"Input(..., optional=True) to let it be None."
+                )
+            return None
+        if isinstance(value, KerasTensor):
+            shape = self._adjusted_shape(index, value.shape)
+            _check_shape(shape, spec.shape, index, spec.name, self.name)
+            if shape == value.shape and value.dtype == spec.dtype:
+                return value
+            return KerasTensor(shape, spec.dtype)
+        value = np.asarray(value)
+        keeps_float = not cast_floats and value.dtype.kind == "f" and dtype_kind(spec.dtype) == "f"
+        if value.dtype != spec.dtype and not keeps_float:
+            value = cast_input(value, spec.dtype, f"Input {index} ({spec.name!r}) of model {self.name!r}")
+        shape = self._adjusted_shape(index, value.shape)
+        _check_shape(shape, spec.shape, index, spec.name, self.name)
+        return value.reshape(shape) if shape != value.shape else value
+
+    def _adjusted_shape(self, index, shape):
+        """``shape`` with a trailing axis of size 1 dropped or added to reach the
+        rank of input ``index``, as Keras does; other rank differences raise."""
+        expected = self.plan.inputs[index].shape
+        shape = tuple(shape)
+        if len(shape) == len(expected):
+            return shape
+        if len(shape) == len(expected) + 1 and shape[-1] == 1:
+            return shape[:-1]
+        if len(shape) == len(expected) - 1 and expected[-1] == 1:
+            return shape + (1,)
+        path = _leaf_paths(self._inputs_struct)[index]
+        raise ValueError(
+            f"Invalid input shape for input {index} of model {self.name!r} with name "
+            f"{self.plan.inputs[index].name!r} and path {path!r}. Expected shape {expected}, but input has "
+            f"incompatible shape {shape}. Ranks may differ only by a trailing axis of size 1."
+        )
+
+    def _check_batch_sizes(self, values):
+        batch_sizes = {n: v.shape[0] for n, v in zip(self.input_names, values)
+                       if v is not None and not isinstance(v, KerasTensor) and v.ndim}
         if len(set(batch_sizes.values())) > 1:
             raise ValueError(
                 f"Model {self.name!r} received inputs with different batch sizes: {batch_sizes}. Every input "
                 "holds the same samples, so pass the same number of rows (axis 0) for each."
             )
+
+
+def _is_flat(struct):
+    """Whether a model built from ``struct`` is fed by Input name from a dict: one Input, or a flat list of them."""
+    return isinstance(struct, KerasTensor) or (
+        isinstance(struct, (list, tuple)) and all(isinstance(t, KerasTensor) for t in struct))
+
+
+def _match(struct, indexed, path, ignored, model_name):
+    """The leaves of ``indexed`` (positions) in the order of ``struct``'s, or None
+    when the two differ in structure. Dicts match by key (keys ``struct`` lacks
+    are added to ``ignored``; a key it has and ``indexed`` lacks raises), lists
+    and tuples by position."""
+    if isinstance(struct, KerasTensor):
+        return [indexed] if isinstance(indexed, int) else None
+    if isinstance(struct, dict):
+        if not isinstance(indexed, dict):
+            return None
+        missing = [key for key in struct if key not in indexed]
+        if missing:
+            raise ValueError(
+                f'Missing data for input "{_join(path, missing[0])}" of model {model_name!r}. You passed a data '
+                f"dictionary with keys {list(indexed)}. Expected the following keys: {sorted(struct)} (the keys "
+                "the model was built with)."
+            )
+        ignored.extend(_join(path, key) for key in indexed if key not in struct)
+        pairs = [(struct[key], indexed[key], _join(path, key)) for key in sorted(struct)]
+    elif isinstance(indexed, (list, tuple)) and len(indexed) == len(struct):
+        pairs = [(s, v, _join(path, i)) for i, (s, v) in enumerate(zip(struct, indexed))]
+    else:
+        return None
+    positions = []
+    for inner_struct, inner, inner_path in pairs:
+        inner_positions = _match(inner_struct, inner, inner_path, ignored, model_name)
+        if inner_positions is None:
+            return None
+        positions += inner_positions
+    return positions
+
+
+def _join(path, key):
+    return f"{path}.{key}" if path else str(key)
+
+
+def _leaf_paths(struct, path=""):
+    """Keras' path of each leaf of ``struct`` in flatten order: '' for a lone leaf, '0.foo' in a list of dicts."""
+    if isinstance(struct, dict):
+        return [p for key in sorted(struct) for p in _leaf_paths(struct[key], _join(path, key))]
+    if isinstance(struct, (list, tuple)):
+        return [p for i, item in enumerate(struct) for p in _leaf_paths(item, _join(path, i))]
+    return [path]
+
+
+def _describe_structure(structure):
+    """``structure`` with each leaf shown briefly: a KerasTensor by name, an array by shape."""
+    def describe(leaf):
+        if leaf is None:
+            return "None"
+        if isinstance(leaf, KerasTensor):
+            return leaf.name if leaf._keras_history is not None else f"KerasTensor(shape={leaf.shape})"
+        return f"array(shape={np.shape(leaf)})"
+
+    return tree.map_structure(describe, structure)
+
+
+def _specs_for_shapes(shapes, model_name):
+    """KerasTensors of the shapes in ``shapes`` (a shape, or lists, tuples and dicts of shapes)."""
+    if isinstance(shapes, (list, tuple)) and all(d is None or (isinstance(d, (int, np.integer))
+                                                                and not isinstance(d, bool)) for d in shapes):
+        return KerasTensor(shapes)
+    if isinstance(shapes, dict):
+        return {key: _specs_for_shapes(value, model_name) for key, value in shapes.items()}
+    if isinstance(shapes, (list, tuple)):
+        return type(shapes)(_specs_for_shapes(value, model_name) for value in shapes)
+    raise ValueError(
+        f"compute_output_shape of model {model_name!r} expects shape tuples (ints or None, batch axis first) in "
+        f"the structure of the model's inputs, but received {shapes!r}."
+    )
 
 
 def _check_shape(received, expected, index, input_name, model_name):

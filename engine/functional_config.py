@@ -104,9 +104,22 @@ def functional_config(model):
         "name": model.name,
         "trainable": model.trainable,
         "layers": layer_configs,
-        "input_layers": tree.map_structure(reference, model._inputs_struct),
-        "output_layers": tree.map_structure(reference, model._outputs_struct),
+        "input_layers": _encode_tuples(tree.map_structure(reference, model._inputs_struct)),
+        "output_layers": _encode_tuples(tree.map_structure(reference, model._outputs_struct)),
     }
+
+
+def _encode_tuples(structure):
+    """``structure`` with each tuple written as Keras writes one in JSON,
+    ``{"class_name": "__tuple__", "config": {"value": [...]}}``, so that a model
+    whose outputs are a tuple gets a tuple back (a reference is a list)."""
+    if isinstance(structure, tuple):
+        return {"class_name": "__tuple__", "config": {"value": [_encode_tuples(v) for v in structure]}}
+    if isinstance(structure, dict):
+        return {k: _encode_tuples(v) for k, v in structure.items()}
+    if isinstance(structure, list) and structure and not isinstance(structure[0], str):
+        return [_encode_tuples(v) for v in structure]
+    return structure
 
 
 def functional_from_config(cls, config, make_layer=deserialize_layer):
@@ -290,8 +303,15 @@ def _map_refs(structure, fn, field, depth=1):
     """Applies ``fn`` to each reference in ``structure``: a reference, or a list or dict of them."""
     if depth > _MAX_NESTING:
         raise ModelFormatError(f"Invalid model config: {field!r} nests deeper than {_MAX_NESTING} levels.")
+    if isinstance(structure, dict) and structure.get("class_name") == "__tuple__" and set(structure) == {
+            "class_name", "config"}:
+        value = structure["config"].get("value") if isinstance(structure["config"], dict) else None
+        _expect_type(value, list, f"the value of a tuple in {field!r}")
+        return tuple(_map_refs(v, fn, field, depth + 1) for v in value)
     if isinstance(structure, dict):
         return {k: _map_refs(v, fn, field, depth + 1) for k, v in structure.items()}
+    if isinstance(structure, tuple) and structure and not isinstance(structure[0], str):
+        return tuple(_map_refs(v, fn, field, depth + 1) for v in structure)
     if not (isinstance(structure, list) and structure):
         raise ModelFormatError(
             f"Invalid model config: {field!r} must hold tensor references [layer name, node index, tensor index], "

@@ -28,12 +28,20 @@ class KerasTensor:
     ``name`` and ``_keras_history``, the ``(layer, node_index, tensor_index)``
     triple that links it to the graph. It is immutable and hashed by identity.
 
+    Python operators add op layers to the graph (``x + 1``, ``x < y``,
+    ``x & y``, ``abs(x)``, ``x[:, 0]``, ``x.reshape((-1, 2))``...), as in
+    Keras: ``< <= > >= !=`` are elementwise and give bool tensors, ``& | ^ ~``
+    are logical (bool) operations. ``==`` is not elementwise: it compares
+    identity, so tensors work as dict keys and with ``in``.
+
     Example:
         >>> from engine import Input
         >>> x = Input(shape=(3,))
         >>> x.shape
         (None, 3)
         >>> layer, node_index, tensor_index = x._keras_history
+        >>> (x > 0).dtype
+        'bool'
     """
 
     __slots__ = ("_shape", "_dtype", "_name", "_keras_history")
@@ -71,6 +79,17 @@ class KerasTensor:
         if self._name is None:
             object.__setattr__(self, "_name", f"{layer.name}[{node_index}][{tensor_index}]")
 
+    def _mark_graph_entry(self):
+        """Gives a tensor made directly (``KerasTensor(shape)``), on its first use
+        as a layer's input, the history of a graph entry point that no layer
+        produced: ``(None, 0, 0)``, as in Keras."""
+        if self._keras_history is None:
+            if self._name is None:
+                from engine.naming import unique_name
+
+                object.__setattr__(self, "_name", unique_name("keras_tensor"))
+            object.__setattr__(self, "_keras_history", KerasHistory(None, 0, 0))
+
     def __setattr__(self, name, value):
         raise AttributeError(
             f"KerasTensor {self._name!r} is immutable: cannot set {name!r}. "
@@ -82,14 +101,14 @@ class KerasTensor:
 
     def __bool__(self):
         raise TypeError(
-            _SYMBOLIC_HINT + f"KerasTensor {self._name!r} has no truth value. "
-            "Use Python control flow inside a layer's call(), where inputs are NumPy arrays."
+            f"A symbolic KerasTensor cannot be used as a boolean: KerasTensor {self._name!r} has no truth value. "
+            + _SYMBOLIC_HINT + "Use Python control flow inside a layer's call(), where inputs are NumPy arrays."
         )
 
     def __iter__(self):
-        raise TypeError(
-            _SYMBOLIC_HINT + f"KerasTensor {self._name!r} cannot be iterated. "
-            "Index it instead (x[:, 0]) or split it inside a layer's call()."
+        raise NotImplementedError(
+            f"Iterating over a symbolic KerasTensor is not supported (KerasTensor {self._name!r}). "
+            + _SYMBOLIC_HINT + "Index it instead (x[:, 0]) or split it inside a layer's call()."
         )
 
     def __len__(self):
@@ -98,11 +117,22 @@ class KerasTensor:
         )
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(
-            _SYMBOLIC_HINT + f"KerasTensor {self._name!r} cannot be converted to a NumPy array. "
-            "Build a Model from it and call the model on NumPy arrays to get values."
+        raise ValueError(
+            f"KerasTensor {self._name!r}: " + _SYMBOLIC_HINT + "You cannot convert it to a NumPy array. "
+            "Build a Model from it and call the model on NumPy arrays to get values, or use NumPy "
+            "inside a layer's call()."
         )
 
+    def __int__(self):
+        raise ValueError(f"KerasTensor {self._name!r}: " + _SYMBOLIC_HINT + "You cannot convert it to an int.")
+
+    def __float__(self):
+        raise ValueError(f"KerasTensor {self._name!r}: " + _SYMBOLIC_HINT + "You cannot convert it to a float.")
+
+    # Each operator adds an op layer (engine/ops.py) to the graph. As in Keras,
+    # `==` is NOT among them: it compares identity, so that KerasTensors work as
+    # dict keys, in sets and with `in`; write an elementwise equality as
+    # BinaryOp("equal")([x, y]) or inside a layer's call().
     def __add__(self, other):
         return _binary("add", self, other)
 
@@ -127,6 +157,18 @@ class KerasTensor:
     def __rtruediv__(self, other):
         return _binary("divide", other, self)
 
+    def __floordiv__(self, other):
+        return _binary("floor_divide", self, other)
+
+    def __rfloordiv__(self, other):
+        return _binary("floor_divide", other, self)
+
+    def __mod__(self, other):
+        return _binary("mod", self, other)
+
+    def __rmod__(self, other):
+        return _binary("mod", other, self)
+
     def __pow__(self, other):
         return _binary("power", self, other)
 
@@ -139,21 +181,93 @@ class KerasTensor:
     def __rmatmul__(self, other):
         return _binary("matmul", other, self)
 
+    def __lt__(self, other):
+        return _binary("less", self, other)
+
+    def __le__(self, other):
+        return _binary("less_equal", self, other)
+
+    def __gt__(self, other):
+        return _binary("greater", self, other)
+
+    def __ge__(self, other):
+        return _binary("greater_equal", self, other)
+
+    def __ne__(self, other):
+        return _binary("not_equal", self, other)
+
+    def __and__(self, other):
+        return _binary("logical_and", self, other)
+
+    def __rand__(self, other):
+        return _binary("logical_and", other, self)
+
+    def __or__(self, other):
+        return _binary("logical_or", self, other)
+
+    def __ror__(self, other):
+        return _binary("logical_or", other, self)
+
+    def __xor__(self, other):
+        return _binary("logical_xor", self, other)
+
+    def __rxor__(self, other):
+        return _binary("logical_xor", other, self)
+
     def __neg__(self):
         from engine.ops import Negative
 
         return Negative()(self)
+
+    def __abs__(self):
+        from engine.ops import UnaryOp
+
+        return UnaryOp("absolute")(self)
+
+    def __invert__(self):
+        from engine.ops import UnaryOp
+
+        return UnaryOp("logical_not")(self)
+
+    def __round__(self, ndigits=None):
+        from engine.ops import Round
+
+        return Round(ndigits or 0)(self)
 
     def __getitem__(self, key):
         from engine.ops import GetItem
 
         return GetItem(key)(self)
 
+    def reshape(self, newshape):
+        """``newshape`` includes the batch axis, as ``np.reshape``: ``x.reshape((-1, 2, 3))``."""
+        from engine.ops import ReshapeOp
+
+        return ReshapeOp(newshape)(self)
+
+    def squeeze(self, axis=None):
+        """Removes axes of size 1 (``axis`` or, when None, every axis known to be 1)."""
+        from engine.ops import SqueezeOp
+
+        return SqueezeOp(axis)(self)
+
 
 def _binary(op, left, right):
+    if any(x is None or isinstance(x, str) for x in (left, right)):
+        return NotImplemented  # `x != None` compares identity; `x + "a"` is a TypeError
     from engine.ops import binary_op
 
     return binary_op(op, left, right)
+
+
+def not_from_a_layer_error(tensor, role):
+    """The error for a tensor made directly (``KerasTensor(shape)``, no layer
+    produced it) where a model needs one from ``Input()``: ``role`` says where."""
+    return ValueError(
+        f"{role} is KerasTensor {tensor.name!r} of shape {tensor.shape}, made directly with KerasTensor(...): no "
+        "Input() or layer produced it, so a Model cannot feed it. Model inputs must be created via Input(): write "
+        f"Input(shape={tensor.shape[1:]}) (the shape without the batch axis) and build the graph from it."
+    )
 
 
 def is_symbolic(value):

@@ -32,7 +32,7 @@ import numpy as np
 from engine import constraints, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
-from engine.autodiff import Traced, record_op, recording, untraced
+from engine.autodiff import Traced, TracingError, record_op, recording, untraced
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_traced_call, recorded_call, traced_backward,
                                   traced_forward)
@@ -44,6 +44,7 @@ from engine.registry import register_builtin
 from engine.variable import Variable
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
+_AGGREGATIONS = {None, "none", "mean", "sum", "only_first_replica"}
 # The layers holding losses from add_loss, so that calls of models without any skip the walk.
 _LOSS_HOLDERS = weakref.WeakSet()
 #: Held while a layer builds, so that a layer first called from several threads
@@ -142,14 +143,29 @@ class Layer(Module):
             cls.build = build_and_mark
 
     # ----------------------------------------------------------------- weights
-    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
-                   regularizer=None, constraint=None, name=None):
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+                   regularizer=None, constraint=None, aggregation="none", name=None):
         """Creates a weight of this layer, tracked as ``<layer name>/<name>``.
 
-        ``initializer`` is a name (``"glorot_uniform"``), an Initializer or a
-        callable ``(shape, dtype) -> array``; it defaults to ``glorot_uniform``
-        for floating weights and ``zeros`` otherwise.
+        Keras 3's signature: ``shape``, ``initializer`` and ``dtype`` may be
+        given by position, everything else by keyword. ``initializer`` is a
+        name (``"glorot_uniform"``), an Initializer or a callable ``(shape,
+        dtype) -> array``; it defaults to ``glorot_uniform`` for floating
+        weights and ``zeros`` otherwise. ``autocast`` and ``aggregation`` are
+        accepted for Keras scripts and change nothing here (one precision, one
+        replica).
+
+        Example:
+            >>> layer = Layer(name="scale")
+            >>> layer.add_weight(shape=(3,), initializer="ones", name="gamma").path
+            'scale/gamma'
         """
+        shape, initializer, dtype = _positional_weight_args(self, args, shape, initializer, dtype)
+        if aggregation not in _AGGREGATIONS:
+            raise ValueError(
+                f"Layer {self.name!r} expects aggregation in {sorted(_AGGREGATIONS, key=str)}, "
+                f"received {aggregation!r}."
+            )
         if name and not (isinstance(name, str) and len(name) <= 255 and _STORABLE_WEIGHT_NAME.fullmatch(name)):
             raise ValueError(
                 f"Layer {self.name!r} ({type(self).__name__}) expects weight names of {_NAME_RULE}; '/' may only "
@@ -426,7 +442,11 @@ class Layer(Module):
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
         training = kwargs.pop("training", False)
-        return self._penalize_activity(self._call(args[0], training, kwargs, args[1:]))
+        try:
+            outputs = self._call(args[0], training, kwargs, args[1:])
+        except Exception as error:
+            raise_in_call_context(self, error, args[0], args[1:], kwargs)
+        return self._penalize_activity(outputs)
 
     def _penalize_activity(self, outputs):
         """Adds the activity regularizer's penalty on ``outputs`` (divided by the
@@ -449,15 +469,23 @@ class Layer(Module):
         self._check_inputs(plain)
         self._maybe_build(tree.pack_as(args[0], plain))
         training = call_training(kwargs.pop("training", None))
-        if self._has_backward():
-            return self._penalize_activity(recorded_call(self, args[0], args[1:], training, kwargs))
-        return self._penalize_activity(self._call(args[0], training, kwargs, args[1:]))
+        try:
+            if self._has_backward():
+                outputs = recorded_call(self, args[0], args[1:], training, kwargs)
+            else:
+                outputs = self._call(args[0], training, kwargs, args[1:])
+        except Exception as error:
+            raise_in_call_context(self, error, args[0], args[1:], kwargs)
+        return self._penalize_activity(outputs)
 
     def _symbolic_call(self, args, kwargs, flat_inputs):
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
         call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
-        outputs = self.compute_output_spec(*args, **call_kwargs)
+        try:
+            outputs = self.compute_output_spec(*args, **call_kwargs)
+        except Exception as error:
+            raise_in_call_context(self, error, args[0], args[1:], call_kwargs)
         Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
         return outputs
 
@@ -518,12 +546,12 @@ class Layer(Module):
         try:
             outputs = self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:]))
         except Exception as error:
-            raise ValueError(
-                f"Layer {self.name!r} ({type(self).__name__}) defines no compute_output_shape, so its "
-                "output shape was inferred by running call() on a zero batch of shapes "
-                f"{[tuple(1 if d is None else d for d in t.shape) for t in flat_inputs]}, which failed: "
-                f"{type(error).__name__}: {error}. Define compute_output_shape(self, input_shape)."
-            ) from error
+            raise_in_call_context(
+                self, error, args[0], args[1:], kwargs,
+                note=f"{type(self).__name__} defines no compute_output_shape, so its output shape was inferred by "
+                     "running call() on a zero batch of shapes "
+                     f"{[tuple(1 if d is None else d for d in t.shape) for t in flat_inputs]}, which failed. If "
+                     "call() is right, define compute_output_shape(self, input_shape).")
 
         def spec(array):
             array = np.asarray(array)
@@ -576,6 +604,97 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def raise_in_call_context(layer, error, inputs, extra_args=(), kwargs=None, note=""):
+    """Raises ``error``, which ``layer``'s call raised, again: as the same type
+    (``RuntimeError`` when that type cannot be made from a message), with the
+    layer's name and the arguments it received (shapes and dtypes of arrays
+    and tensors), the original as ``__cause__``, as Keras does.
+
+    Raised unchanged: ``TracingError``, ``StopIteration``, an error that already
+    carries a call context (from a layer called inside this one: the innermost
+    call names the failure) and our own errors that already name ``layer``.
+
+    Args:
+        layer: the layer whose ``call`` (or symbolic call) failed.
+        error: the exception it raised.
+        inputs, extra_args, kwargs: the call's arguments.
+        note: what the call was doing, when not the plain computation.
+    """
+    if _has_context(error, layer):
+        raise error
+    received = "\n".join(f"  • {name}={_describe_argument(value)}"
+                          for name, value in _named_arguments(layer, inputs, extra_args, kwargs or {}))
+    where = f"layer {layer.name!r} ({type(layer).__name__})"
+    message = (f"Exception encountered when calling {where}.\n\n{error}\n\n" + (f"{note}\n\n" if note else "")
+               + f"Arguments received by {where}:\n{received}")
+    try:
+        wrapped = type(error)(message)
+    except Exception:
+        wrapped = RuntimeError(message)
+    wrapped._nodeweave_call_context = True
+    raise wrapped from error
+
+
+def _has_context(error, layer):
+    if isinstance(error, (TracingError, StopIteration, StopAsyncIteration)):
+        return True
+    if getattr(error, "_nodeweave_call_context", False):
+        return True
+    message = str(error)
+    if f"'{layer.name}'" in message or f'"{layer.name}"' in message:
+        try:  # so that the layers around this one leave it as it is too
+            error._nodeweave_call_context = True
+        except AttributeError:
+            pass
+        return True
+    return False
+
+
+def _named_arguments(layer, inputs, extra_args, kwargs):
+    """``(parameter name, value)`` for each argument of the call, by ``call``'s signature when it binds."""
+    try:
+        bound = inspect.signature(layer.call).bind(inputs, *extra_args, **kwargs)
+    except (TypeError, ValueError):
+        return [("inputs", inputs)] + [(f"args[{i}]", v) for i, v in enumerate(extra_args)] + list(kwargs.items())
+    return list(bound.arguments.items())
+
+
+def _describe_argument(value):
+    """Arrays and tensors by shape and dtype, in the structure of ``value``."""
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_describe_argument(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe_argument(v)}" for k, v in value.items()) + "}"
+    value = untraced(value) if isinstance(value, Traced) else value
+    if isinstance(value, KerasTensor):
+        return f"KerasTensor(shape={value.shape}, dtype={value.dtype})"
+    if isinstance(value, np.ndarray):
+        return f"ndarray(shape={value.shape}, dtype={value.dtype})"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _positional_weight_args(layer, args, shape, initializer, dtype):
+    """``add_weight``'s positional ``(shape, initializer, dtype)``, as Keras 3
+    takes them; a name first (Keras 2's style) is a ValueError saying what to write."""
+    where = f"Layer {layer.name!r} ({type(layer).__name__}): "
+    if len(args) > 3:
+        raise TypeError(f"{where}add_weight() takes at most 3 positional arguments (shape, initializer, dtype) "
+                        f"but {len(args)} were given.")
+    if args and isinstance(args[0], str):
+        raise ValueError(
+            f"{where}`name` must be passed as a keyword argument. Received: add_weight({args[0]!r}, ...). "
+            f"Use: add_weight(shape=..., name={args[0]!r})."
+        )
+    keywords = {"shape": shape, "initializer": initializer, "dtype": dtype}
+    for key, value in zip(keywords, args):
+        if keywords[key] is not None:
+            raise ValueError(f"{where}`{key}` was passed both positionally and as a keyword argument.")
+        keywords[key] = value
+    return keywords["shape"], keywords["initializer"], keywords["dtype"]
 
 
 def _shapes(inputs):

@@ -161,6 +161,13 @@ class Model(Trainer, Layer):
                 layers.append(module)
         return layers
 
+    @layers.setter
+    def layers(self, _):
+        raise AttributeError(
+            f"Model.layers (of model {self.name!r}) is reserved and should not be set: it lists the layers the "
+            "model finds in its attributes. Please use another name, such as self.blocks = [...]."
+        )
+
     def get_layer(self, name=None, index=None):
         """Returns a layer by its unique name or by its index in ``layers``."""
         if (name is None) == (index is None):

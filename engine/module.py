@@ -10,7 +10,16 @@ class Module:
     attribute is tracked, so ``self.w = self.add_weight(...)`` or
     ``self.block = Dense(4)`` needs no registration call. The attributes are
     read when weights are asked for, so assigning one costs nothing extra.
+
+    ``pickle``, ``copy.copy`` and ``copy.deepcopy`` go through the ``.nw``
+    bytes of the layer or model (see ``engine.pickling``): the copy is rebuilt
+    from its config, weights and compile state, never from pickled internals.
     """
+
+    def __reduce__(self):
+        from engine.pickling import reduce_layer
+
+        return reduce_layer(self)
 
     def _tracked(self, field):
         """The explicit list ``field`` (``_variables`` from add_weight, ``_modules`` of a model)."""

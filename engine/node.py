@@ -50,12 +50,21 @@ class Node:
             ]
         self.outputs = outputs
         self.output_tensors = [outputs] if isinstance(outputs, KerasTensor) else tree.flatten(outputs)
+        for output in self.output_tensors:
+            if not isinstance(output, KerasTensor):
+                raise ValueError(
+                    f"All layer outputs must be tensors: a Node of layer {outbound_layer.name!r} "
+                    f"({type(outbound_layer).__name__}) was given a non-tensor output, {type(output).__name__}: "
+                    f"{output!r}. A Node records a call on symbolic tensors; its outputs are KerasTensors "
+                    "(from compute_output_spec), not values."
+                )
 
         with _registration_lock:
             node_index = len(outbound_layer._inbound_nodes)
             outbound_layer._inbound_nodes.append(self)
-            seen = set()
+            seen = {id(None)}  # a tensor made directly (KerasTensor(shape)) is an entry point: no inbound layer
             for tensor in self.input_tensors:
+                tensor._mark_graph_entry()
                 inbound = tensor._keras_history.layer
                 if id(inbound) not in seen:
                     seen.add(id(inbound))
@@ -77,10 +86,13 @@ class Node:
 
     @property
     def parent_nodes(self):
-        """The Nodes that produced this Node's inputs, each once, in input order."""
+        """The Nodes that produced this Node's inputs, each once, in input order
+        (none for a tensor made directly, which no layer produced)."""
         parents = []
         for tensor in self.input_tensors:
             layer, node_index, _ = tensor._keras_history
+            if layer is None:
+                continue
             parent = layer._inbound_nodes[node_index]
             if parent not in parents:
                 parents.append(parent)
@@ -91,6 +103,7 @@ class Node:
         return not self.input_tensors
 
     def __repr__(self):
-        inbound = [f"{t._keras_history.layer.name}[{t._keras_history.node_index}][{t._keras_history.tensor_index}]"
+        inbound = [t.name if t._keras_history.layer is None else
+                   f"{t._keras_history.layer.name}[{t._keras_history.node_index}][{t._keras_history.tensor_index}]"
                    for t in self.input_tensors]
         return f"<Node {self.outbound_layer.name} <- {inbound}>"

@@ -1,5 +1,8 @@
-"""Operator layers: what ``x + y``, ``x * 2.0``, ``x @ w``, ``-x`` and ``x[:, 0]``
-on KerasTensors add to the graph. Each is an ordinary layer, with a backward."""
+"""Operator layers: what ``x + y``, ``x * 2.0``, ``x @ w``, ``x < y``, ``x & y``,
+``-x``, ``abs(x)``, ``round(x)``, ``x[:, 0]``, ``x.reshape(...)`` and
+``x.squeeze()`` on KerasTensors add to the graph. Each is an ordinary layer,
+with a backward; comparisons and logical operations give bool tensors and, as
+in Keras, no gradient."""
 
 import math
 from itertools import zip_longest
@@ -9,6 +12,7 @@ import numpy as np
 from engine.dtypes import dtype_kind
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
+from engine.naming import unique_name
 
 
 def broadcast_shapes(*shapes):
@@ -57,15 +61,32 @@ def _swap(x):
     return np.swapaxes(x, -1, -2)
 
 
+def _no_gradient(left, right, out, grad):
+    return None, None
+
+
 # Each op: forward(left, right) and the gradients for (left, right) given (left, right, out, grad).
 _OPS = {
     "add": (np.add, lambda l, r, o, g: (g, g)),
     "subtract": (np.subtract, lambda l, r, o, g: (g, -g)),
     "multiply": (np.multiply, lambda l, r, o, g: (g * r, g * l)),
     "divide": (np.divide, lambda l, r, o, g: (g / r, -g * l / (r * r))),
+    "floor_divide": (np.floor_divide, _no_gradient),  # piecewise constant
+    "mod": (np.mod, lambda l, r, o, g: (g, -g * np.floor_divide(l, r))),
     "power": (np.power, lambda l, r, o, g: (g * r * np.power(l, r - 1), g * o * np.log(np.where(l > 0, l, 1)))),
     "matmul": (np.matmul, lambda l, r, o, g: (g @ _swap(r), _swap(l) @ g)),
+    "less": (np.less, _no_gradient),
+    "less_equal": (np.less_equal, _no_gradient),
+    "greater": (np.greater, _no_gradient),
+    "greater_equal": (np.greater_equal, _no_gradient),
+    "equal": (np.equal, _no_gradient),
+    "not_equal": (np.not_equal, _no_gradient),
+    "logical_and": (np.logical_and, _no_gradient),
+    "logical_or": (np.logical_or, _no_gradient),
+    "logical_xor": (np.logical_xor, _no_gradient),
 }
+_BOOLEAN_OPS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+                "logical_and", "logical_or", "logical_xor"}
 
 
 class BinaryOp(Layer):
@@ -73,6 +94,9 @@ class BinaryOp(Layer):
 
     Called on one tensor when ``constant`` is given (``constant_position`` says
     whether the constant is the left or the right operand), or on a list of two.
+    Comparisons (``less``, ..., ``equal``, ``not_equal``) and ``logical_and``,
+    ``logical_or``, ``logical_xor`` give bool tensors and pass no gradient, nor
+    does ``floor_divide``.
 
     Example:
         >>> from engine import Input
@@ -87,11 +111,7 @@ class BinaryOp(Layer):
             raise ValueError(f"BinaryOp expects op in {sorted(_OPS)}, received {op!r}.")
         if constant_position not in ("left", "right"):
             raise ValueError(f"BinaryOp expects constant_position 'left' or 'right', received {constant_position!r}.")
-        kwargs.setdefault("name", None)
-        if kwargs["name"] is None:
-            from engine.naming import unique_name
-
-            kwargs["name"] = unique_name(op)
+        _name_after(op, kwargs)
         super().__init__(**kwargs)
         self.op = op
         self.constant = _as_constant(constant, self.dtype)
@@ -110,7 +130,10 @@ class BinaryOp(Layer):
                 raise ValueError(f"Layer {self.name!r} ({self.op}) expects two tensors or a constant.")
         left, right = self._operands(inputs)
         shapes = [x.shape if isinstance(x, KerasTensor) else np.shape(x) for x in (left, right)]
-        dtypes = [x.dtype if isinstance(x, KerasTensor) else x for x in (left, right)]
+        if self.op in _BOOLEAN_OPS:
+            dtype = "bool"
+        else:
+            dtype = np.result_type(*[x.dtype if isinstance(x, KerasTensor) else x for x in (left, right)])
         if self.op == "matmul":
             shape = _matmul_shape(*shapes)
         else:
@@ -118,7 +141,7 @@ class BinaryOp(Layer):
                 shape = broadcast_shapes(*shapes)
             except ValueError as error:
                 raise ValueError(f"Layer {self.name!r} ({self.op}): {error}") from None
-        return KerasTensor(shape, np.result_type(*dtypes))
+        return KerasTensor(shape, dtype)
 
     def call(self, inputs):
         left, right = self._operands(inputs)
@@ -132,8 +155,9 @@ class BinaryOp(Layer):
     def backward(self, cache, grad_outputs):
         left, right, out = cache
         grad_left, grad_right = _OPS[self.op][1](left, right, out, grad_outputs)
-        grad_left = unbroadcast(grad_left, np.shape(left))
-        grad_right = unbroadcast(grad_right, np.shape(right))
+        if grad_left is not None:
+            grad_left = unbroadcast(grad_left, np.shape(left))
+            grad_right = unbroadcast(grad_right, np.shape(right))
         if self.constant is None:
             return [grad_left, grad_right], {}
         return (grad_right if self.constant_position == "left" else grad_left), {}
@@ -177,23 +201,199 @@ def _float_dtype(tensor):
     return tensor.dtype if dtype_kind(tensor.dtype) == "f" else "float32"
 
 
-class Negative(Layer):
-    """``-x``."""
+# Each op: forward(x) and the gradient of x given (x, grad), None for an op without one.
+_UNARY_OPS = {
+    "negative": (np.negative, lambda x, g: -g),
+    "absolute": (np.absolute, lambda x, g: g * np.sign(x)),
+    "logical_not": (np.logical_not, None),
+}
+
+
+class UnaryOp(Layer):
+    """``op(x)``: ``"negative"`` (``-x``), ``"absolute"`` (``abs(x)``) or
+    ``"logical_not"`` (``~x``: a bool tensor, without gradient, as in Keras).
+
+    Example:
+        >>> from engine import Input
+        >>> UnaryOp("logical_not")(Input(shape=(3,))).dtype
+        'bool'
+    """
+
+    def __init__(self, op, **kwargs):
+        if op not in _UNARY_OPS:
+            raise ValueError(f"UnaryOp expects op in {sorted(_UNARY_OPS)}, received {op!r}.")
+        _name_after(op, kwargs)
+        super().__init__(**kwargs)
+        self.op = op
+
+    def compute_output_spec(self, inputs):
+        return KerasTensor(inputs.shape, "bool" if self.op == "logical_not" else inputs.dtype)
+
+    def call(self, inputs):
+        return _UNARY_OPS[self.op][0](inputs)
+
+    def backward(self, cache, grad_outputs):
+        gradient = _UNARY_OPS[self.op][1]
+        return (None if gradient is None else gradient(cache, grad_outputs)), {}
+
+    def flops(self, input_shapes, output_shapes):
+        return math.prod(output_shapes[0])
+
+    def get_config(self):
+        config = super().get_config()
+        config["op"] = self.op
+        return config
+
+
+class Negative(UnaryOp):
+    """``-x`` (the name model files store it under)."""
+
+    def __init__(self, **kwargs):
+        super().__init__("negative", **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["op"]
+        return config
+
+
+class Round(Layer):
+    """``round(x, decimals)``: halves round to even, as in NumPy and Keras; no gradient."""
+
+    def __init__(self, decimals=0, **kwargs):
+        super().__init__(**kwargs)
+        self.decimals = int(decimals)
 
     def compute_output_spec(self, inputs):
         return KerasTensor(inputs.shape, inputs.dtype)
 
     def call(self, inputs):
-        return -inputs
-
-    def forward(self, inputs, training=True):
-        return -inputs, None
+        return np.round(inputs, self.decimals)
 
     def backward(self, cache, grad_outputs):
-        return -grad_outputs, {}
+        return None, {}
+
+    def get_config(self):
+        config = super().get_config()
+        config["decimals"] = self.decimals
+        return config
+
+
+class ReshapeOp(Layer):
+    """``x.reshape(newshape)``, where ``newshape`` includes the batch axis and may
+    hold one ``-1`` (``layers.Reshape``, by contrast, takes one sample's shape).
+
+    Example:
+        >>> from engine import Input
+        >>> Input(shape=(6,)).reshape((-1, 2, 3)).shape
+        (None, 2, 3)
+    """
+
+    def __init__(self, newshape, **kwargs):
+        _name_after("reshape", kwargs)
+        super().__init__(**kwargs)
+        self.newshape = _check_newshape(newshape, self.name)
+
+    def compute_output_spec(self, inputs):
+        shape, newshape = inputs.shape, self.newshape
+        if None in shape:
+            return KerasTensor(tuple(None if d == -1 else d for d in newshape), inputs.dtype)
+        size, known = math.prod(shape), math.prod(d for d in newshape if d != -1)
+        if (size % known if -1 in newshape and known else size != known):
+            raise ValueError(
+                f"Layer {self.name!r} cannot reshape a tensor of shape {shape} ({size} values) to {newshape}."
+            )
+        return KerasTensor(tuple(size // known if d == -1 else d for d in newshape), inputs.dtype)
+
+    def call(self, inputs):
+        return np.reshape(inputs, self.newshape)
+
+    def forward(self, inputs, training=True):
+        return np.reshape(inputs, self.newshape), np.shape(inputs)
+
+    def backward(self, cache, grad_outputs):
+        return grad_outputs.reshape(cache), {}
 
     def flops(self, input_shapes, output_shapes):
-        return math.prod(output_shapes[0])
+        return 0
+
+    def get_config(self):
+        config = super().get_config()
+        config["newshape"] = list(self.newshape)
+        return config
+
+
+def _check_newshape(newshape, name):
+    dims = (newshape,) if isinstance(newshape, (int, np.integer)) else tuple(newshape)
+    if not all(isinstance(d, (int, np.integer)) and d >= -1 for d in dims) or dims.count(-1) > 1:
+        raise ValueError(
+            f"Layer {name!r} expects newshape to be a tuple of sizes (ints >= 0, with at most one -1 for an inferred "
+            f"size), the batch axis included, as in x.reshape((-1, 2, 3)). Received: newshape={newshape!r}"
+        )
+    return tuple(int(d) for d in dims)
+
+
+class SqueezeOp(Layer):
+    """``x.squeeze(axis)``: removes the axes of size 1 given by ``axis`` (an int
+    or a tuple), or, when ``axis`` is None, every axis known to be 1 when the
+    layer is built (never an unknown batch axis, so a batch of one keeps it).
+
+    Example:
+        >>> from engine import Input
+        >>> Input(shape=(1, 3, 1)).squeeze().shape
+        (None, 3)
+    """
+
+    def __init__(self, axis=None, **kwargs):
+        _name_after("squeeze", kwargs)
+        super().__init__(**kwargs)
+        if not (axis is None or isinstance(axis, (int, np.integer))
+                or isinstance(axis, (list, tuple)) and all(isinstance(a, (int, np.integer)) for a in axis)):
+            raise ValueError(f"Layer {self.name!r} expects axis to be None, an int or a tuple of ints, "
+                             f"received {axis!r}.")
+        self.axis = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
+        self._axes = ()
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        if self.axis is None:
+            self._axes = tuple(i for i, d in enumerate(input_shape) if d == 1)
+            return
+        axes = (self.axis,) if isinstance(self.axis, (int, np.integer)) else self.axis
+        if not all(-rank <= a < rank for a in axes):
+            raise ValueError(f"Layer {self.name!r} cannot squeeze axis {self.axis} of a tensor of rank {rank} "
+                             f"(shape {tuple(input_shape)}).")
+        self._axes = tuple(sorted({int(a) % rank for a in axes}))
+        for a in self._axes:
+            if input_shape[a] not in (1, None):
+                raise ValueError(f"Layer {self.name!r} cannot squeeze axis {a} of shape {tuple(input_shape)}: "
+                                 f"its size is {input_shape[a]}, not 1.")
+
+    def compute_output_spec(self, inputs):
+        return KerasTensor(tuple(d for i, d in enumerate(inputs.shape) if i not in self._axes), inputs.dtype)
+
+    def call(self, inputs):
+        return np.squeeze(inputs, axis=self._axes)
+
+    def forward(self, inputs, training=True):
+        return np.squeeze(inputs, axis=self._axes), np.shape(inputs)
+
+    def backward(self, cache, grad_outputs):
+        return grad_outputs.reshape(cache), {}
+
+    def flops(self, input_shapes, output_shapes):
+        return 0
+
+    def get_config(self):
+        config = super().get_config()
+        config["axis"] = list(self.axis) if isinstance(self.axis, tuple) else self.axis
+        return config
+
+
+def _name_after(op, kwargs):
+    """Names an op layer after its op (``add``, ``less_1``...) unless given a name."""
+    if kwargs.get("name") is None:
+        kwargs["name"] = unique_name(op)
 
 
 class GetItem(Layer):

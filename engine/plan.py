@@ -11,12 +11,15 @@ plan in reverse and sums gradients where a tensor fans out and across the calls
 of a shared layer.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
-from engine.layer import Layer, _accepts_mask, _accepts_training
-from engine.argument_gradients import route_input_gradients
+from engine.layer import Layer, _accepts_training
+from engine.argument_gradients import by_argument, route_input_gradients
 from engine.layer_tracing import TracedCall
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
@@ -27,7 +30,8 @@ class Step:
     slots it is the last reader of."""
 
     __slots__ = ("node", "layer", "in_slots", "out_slots", "free_slots", "kind",
-                 "passes_training", "passes_mask", "template", "tensor_positions", "num_first")
+                 "passes_training", "passes_mask", "argument_masks", "template", "tensor_positions", "num_first",
+                 "first_single")
 
     def __init__(self, node, in_slots, out_slots):
         self.node = node
@@ -36,7 +40,6 @@ class Step:
         self.out_slots = out_slots
         self.free_slots = []
         self.passes_training = _accepts_training(type(self.layer))
-        self.passes_mask = _accepts_mask(type(self.layer))
         args, kwargs = node.call_args, node.call_kwargs
         first = args[0] if args else None
         if len(args) == 1 and not kwargs and isinstance(first, KerasTensor):
@@ -51,20 +54,44 @@ class Step:
         self.tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, KerasTensor)]
         # The tensors of the first argument (`inputs`), whose masks the layer gets.
         self.num_first = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
+        self.first_single = isinstance(first, KerasTensor)
+        self.passes_mask = "mask" in _call_parameters(type(self.layer))
+        self.argument_masks = [(name, [in_slots[i] for i in positions], single)
+                               for name, positions, single in _argument_masks(self.layer, args, kwargs)]
 
-    def input_mask(self, masks, kwargs):
-        """The mask of the step's inputs (one, a list, or None when they carry none)."""
-        if "mask" in kwargs:
-            return kwargs["mask"]
-        in_masks = [masks[s] for s in self.in_slots[: self.num_first]]
-        if all(m is None for m in in_masks):
+    def input_masks(self, masks, kwargs):
+        """Returns (the mask of the first argument's tensors, the mask
+        arguments ``call`` gets): ``mask=`` when it takes one and, as in
+        Keras, ``<argument>_mask=`` for each argument with a parameter of that
+        name (MultiHeadAttention's ``query_mask``, ``value_mask``,
+        ``key_mask``). A mask given in the call wins."""
+        mask = kwargs.get("mask")
+        mask_kwargs = {}
+        if mask is None:
+            mask = self._masks_of(masks, self.in_slots[: self.num_first], self.first_single)
+            if mask is not None and self.passes_mask:
+                mask_kwargs["mask"] = mask
+        for name, slots, single in self.argument_masks:
+            if kwargs.get(name) is None:
+                value = self._masks_of(masks, slots, single)
+                if value is not None:
+                    mask_kwargs[name] = value
+        return mask, mask_kwargs
+
+    @staticmethod
+    def _masks_of(masks, slots, single):
+        """The masks of the tensors in ``slots`` (one, a list, or None when they carry none)."""
+        found = [masks[s] for s in slots]
+        if all(m is None for m in found):
             return None
-        return in_masks[0] if self.kind == _SINGLE else in_masks
+        return found[0] if single else found
 
     def store_masks(self, masks, inputs, mask):
         """Writes the masks of the step's outputs (``layer.compute_mask``)."""
         computed = self.layer.compute_mask(inputs, mask)
-        if not isinstance(computed, (list, tuple)):
+        if isinstance(computed, (list, tuple, dict)):
+            computed = tree.flatten(computed)
+        else:
             computed = [computed] * len(self.out_slots)
         for slot, out_mask in zip(self.out_slots, computed):
             masks[slot] = out_mask
@@ -111,8 +138,8 @@ class ExecutionPlan:
         self.output_slots = [self.slot_of[id(self._resolve(t))] for t in self.outputs]
         self._plan_frees()
         self.layers = self._unique_layers()
-        # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...).
-        self.uses_masks = any(type(s.layer).compute_mask is not Layer.compute_mask for s in self.steps)
+        # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...) or a call is given one.
+        self.uses_masks = any(_makes_masks(s.layer) or s.template[1].get("mask") is not None for s in self.steps)
 
     # --------------------------------------------------------------- mapping
     def _resolve(self, tensor):
@@ -210,30 +237,42 @@ class ExecutionPlan:
         return layers
 
     # ------------------------------------------------------------- execution
-    def run(self, arrays, training=False):
-        """Inference: flat input arrays in, flat output arrays out."""
-        return self._walk(arrays, training, None)
+    def run(self, arrays, training=False, masks=None):
+        """Inference: flat input arrays in, flat output arrays out. ``masks``
+        are the inputs' masks (a flat list, None where an input has none)."""
+        return self._walk(arrays, training, None, masks)[0]
 
-    def forward(self, arrays, training=True):
+    def forward(self, arrays, training=True, masks=None):
         """Training forward: returns (flat outputs, Tape), the tape holding what
         ``backward`` needs and the activity-regularization loss of the pass."""
         tape = Tape(len(self.steps), len(self.tensors))
-        return self._walk(arrays, training, tape), tape
+        return self._walk(arrays, training, tape, masks)[0], tape
 
-    def _walk(self, arrays, training, tape):
+    def output_masks(self, arrays, masks=None):
+        """The masks of the flat outputs (None where an output has none) for
+        these inputs and their masks (a nested model's ``compute_mask``)."""
+        return self._walk(arrays, False, None, masks)[1]
+
+    def _walk(self, arrays, training, tape, input_masks=None):
         """The one loop over the plan. Each step reads its values, computes its
         outputs and frees what no later step reads; the per-step action is the
         only difference between uses: ``call`` for inference, ``forward`` with
-        its cache kept on ``tape`` for training."""
+        its cache kept on ``tape`` for training. Masks, where the graph makes
+        or receives any, ride along: each step gets its inputs' masks and
+        writes its outputs' (``compute_mask``). Returns (outputs, their masks)."""
         values = [None] * len(self.tensors)
         values[: len(arrays)] = arrays
-        masks = [None] * len(self.tensors) if self.uses_masks else None
+        masks = None
+        if self.uses_masks or any(m is not None for m in input_masks or ()):
+            masks = [None] * len(self.tensors)
+            for slot, mask in zip(self.input_slots, input_masks or ()):
+                masks[slot] = mask
         for index, step in enumerate(self.steps):
             inputs, extra, kwargs = step.gather(values)
             if masks is not None:
-                mask = step.input_mask(masks, kwargs)
-                if mask is not None and step.passes_mask:
-                    kwargs = {**kwargs, "mask": mask}
+                mask, mask_kwargs = step.input_masks(masks, kwargs)
+                if mask_kwargs:
+                    kwargs = {**kwargs, **mask_kwargs}
             if tape is not None:
                 out, tape.caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
             elif step.passes_training:
@@ -247,7 +286,10 @@ class ExecutionPlan:
                 tape.record_outputs(index, step, values)
             for slot in step.free_slots:
                 values[slot] = None
-        return [values[slot] for slot in self.output_slots]
+                if masks is not None:
+                    masks[slot] = None
+        out_masks = [None] * len(self.output_slots) if masks is None else [masks[s] for s in self.output_slots]
+        return [values[slot] for slot in self.output_slots], out_masks
 
     def backward(self, tape, grad_outputs):
         """Returns (gradients of the flat inputs, {Variable: gradient}) given the
@@ -326,6 +368,34 @@ class _Walk:
         self.input_ids = input_ids
         self.output = None
         self.done, self.visiting, self.order = set(), set(), []
+
+
+def _makes_masks(layer):
+    """Whether ``layer`` may give its outputs a mask its inputs lack: it
+    defines ``compute_mask`` and, for a nested model, a layer inside does."""
+    if type(layer).compute_mask is Layer.compute_mask:
+        return False
+    inner = getattr(layer, "plan", None)
+    return not isinstance(inner, ExecutionPlan) or inner.uses_masks
+
+
+def _argument_masks(layer, args, kwargs):
+    """(``<argument>_mask``, positions of the argument's tensors among the
+    call's, whether it is one tensor) for each argument whose mask
+    ``layer.call`` takes by that name."""
+    parameters = _call_parameters(type(layer))
+    found, offset = [], 0
+    for name, value in by_argument(layer, args, kwargs).items():
+        count = sum(isinstance(t, KerasTensor) for t in tree.flatten(value))
+        if count and f"{name}_mask" in parameters:
+            found.append((f"{name}_mask", range(offset, offset + count), isinstance(value, KerasTensor)))
+        offset += count
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _call_parameters(layer_type):
+    return frozenset(inspect.signature(layer_type.call).parameters)
 
 
 def _store(values, out_slots, out):

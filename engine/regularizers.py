@@ -41,8 +41,9 @@ class L1L2(Regularizer):
 
     def __init__(self, l1=0.0, l2=0.0):
         for name, value in (("l1", l1), ("l2", l2)):
-            if not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"{type(self).__name__} expects {name} to be a non-negative number, received {value!r}.")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise ValueError(f"Invalid value for argument {name}: expected a non-negative float. "
+                                 f"{type(self).__name__} received {name}={value!r}.")
         self.l1, self.l2 = float(l1), float(l2)
 
     def __call__(self, x):
@@ -81,13 +82,17 @@ class L2(L1L2):
         return {"l2": self.l2}
 
 
-def l1_l2(l1=0.01, l2=0.01):
-    """Keras' shortcut: an L1L2 regularizer with both penalties."""
+# Keras 3's lowercase names of the same classes: l1(0.01), l2(0.01), l1_l2(l1=..., l2=...).
+l1, l2, l1_l2 = L1, L2, L1L2
+
+
+def _l1_l2_by_name(l1=0.01, l2=0.01):
+    """What the name ``"l1_l2"`` gives: both penalties at Keras' documented 0.01."""
     return L1L2(l1=l1, l2=l2)
 
 
-_CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2, "l1_l2": l1_l2}
-_ALIASES = {"l1": "L1", "l2": "L2"}
+_CLASSES = {"L1": L1, "L2": L2, "L1L2": L1L2, "l1_l2": _l1_l2_by_name}
+_ALIASES = {"l1": "L1", "l2": "L2", "l1l2": "L1L2"}
 
 
 def get(identifier):

@@ -19,6 +19,7 @@ import numpy as np
 from engine.atomic_file import atomic_write
 from engine.errors import ModelFormatError, as_model_format_error
 from engine.functional_config import deserialize_layer, serialize_layer
+from engine.keras_tensor import KerasTensor
 from engine.load_limits import (
     LoadLimits,
     check_members,
@@ -47,15 +48,15 @@ def weight_paths(model):
     the weight's name (``block/d1/kernel``, ``blocks/0/kernel``), the same in
     every instance of the class whatever names its sub-layers were given.
     """
-    if not hasattr(model, "plan"):
+    if _graph_layers(model) is None:
         return _attribute_paths(model)
     paths, seen = {}, set()
     stack = [("", model)]
     while stack:
         prefix, current = stack.pop()
         sub_models = []
-        for layer in current.plan.layers:
-            if hasattr(layer, "plan") and layer is not current:
+        for layer in _graph_layers(current):
+            if _graph_layers(layer) is not None and layer is not current:
                 sub_models.append((f"{prefix}{layer.name}/", layer))
                 continue
             for path, variable in _attribute_paths(layer).items():
@@ -71,7 +72,8 @@ def _attribute_paths(module):
     stack = [("", module)]
     while stack:
         prefix, current = stack.pop()
-        if hasattr(current, "plan"):
+        graph = _graph_layers(current) is not None
+        if graph:
             found = {prefix + name: variable for name, variable in weight_paths(current).items()}
         else:
             found = {prefix + variable.name: variable for variable in current._own_variables()}
@@ -79,7 +81,7 @@ def _attribute_paths(module):
             if id(variable) not in seen:
                 seen.add(id(variable))
                 paths[path] = variable
-        if hasattr(current, "plan"):
+        if graph:
             continue
         children = []
         for attribute, value in current.__dict__.items():
@@ -90,6 +92,17 @@ def _attribute_paths(module):
                              if isinstance(item, Module)]
         stack.extend(reversed(children))
     return paths
+
+
+def _graph_layers(model):
+    """The layers of a model with a graph (functional or Sequential), without
+    building a Sequential whose input shape is unknown; None for a layer or a
+    subclassed model."""
+    if not hasattr(type(model), "plan"):
+        return None
+    if model._graph_plan is None and model._known_input_shape() is None:
+        return list(model._stack)
+    return model.plan.layers
 
 
 def save_weights(model, path):
@@ -157,26 +170,29 @@ def save_model(model, path):
             f"weights with model.save_weights('{model.name}.weights.npz') and load them into a new instance "
             "(call it on a batch first), or build the model with the functional API to save it whole."
         )
+    atomic_write(path, lambda handle: write_archive(model, handle))
+
+
+def write_archive(layer, handle):
+    """Writes the ``.nw`` archive of ``layer`` (a model or a single layer: its
+    config, weights and, when compiled, compile arguments and optimizer state)
+    to the binary file object ``handle``."""
     files = {
-        "config.json": json.dumps({**serialize_layer(model), "compile_config": getattr(model, "_compile_config", None)}),
+        "config.json": json.dumps({**serialize_layer(layer), "compile_config": getattr(layer, "_compile_config", None)}),
         "metadata.json": json.dumps({"nodeweave_version": VERSION, "format_version": FORMAT_VERSION,
                                      "date_saved": time.strftime("%Y-%m-%d@%H:%M:%S")}),
-        "weights.npz": _npz_bytes({name: v.value for name, v in weight_paths(model).items()}),
+        "weights.npz": _npz_bytes({name: v.value for name, v in weight_paths(layer).items()}),
     }
-    optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and getattr(model, "_compile_config", None) is not None:
+    optimizer = getattr(layer, "optimizer", None)
+    if optimizer is not None and getattr(layer, "_compile_config", None) is not None:
         store = {}
         optimizer.save_own_variables(store)
         files["optimizer.npz"] = _npz_bytes(store)
-
-    def write(handle):
-        with zipfile.ZipFile(handle, "w") as archive:
-            for name, content in files.items():
-                # JSON shrinks well; float arrays hardly do, and deflating them is slow.
-                compression = zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED
-                archive.writestr(name, content, compress_type=compression)
-
-    atomic_write(path, write)
+    with zipfile.ZipFile(handle, "w") as archive:
+        for name, content in files.items():
+            # JSON shrinks well; float arrays hardly do, and deflating them is slow.
+            compression = zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED
+            archive.writestr(name, content, compress_type=compression)
 
 
 def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=None):
@@ -219,7 +235,34 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=N
         return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
 
 
-def _load_archive(archive, path, custom_objects, compile, safe_mode, limits):
+def load_archive_bytes(data, custom_objects=None, safe_mode=True, limits=None):
+    """Rebuilds the layer or model whose ``.nw`` archive ``write_archive`` wrote,
+    from its bytes: config, weights and compile state. Unlike ``load_model`` it
+    also takes a single layer or a subclassed model (whose class must be
+    registered or in ``custom_objects``); a built one is built again from the
+    input shapes it was built for before its weights are assigned.
+
+    Example:
+        >>> import io
+        >>> from layers import Dense
+        >>> import numpy as np
+        >>> layer = Dense(2)
+        >>> _ = layer(np.ones((1, 3), "float32"))
+        >>> buffer = io.BytesIO()
+        >>> write_archive(layer, buffer)
+        >>> load_archive_bytes(buffer.getvalue()).kernel.shape
+        (3, 2)
+    """
+    limits = limits or LoadLimits()
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (TypeError, zipfile.BadZipFile, EOFError, ValueError) as error:
+        raise ModelFormatError(f"The bytes are not a nodeweave archive (not a zip archive: {error}).") from error
+    with as_model_format_error("Cannot load the archive bytes"), archive:
+        return _load_archive(archive, "<bytes>", custom_objects, True, safe_mode, limits, models_only=False)
+
+
+def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, models_only=True):
     check_members(archive, _MEMBERS, ("config.json", "metadata.json", "weights.npz"), path)
     metadata = _read_json(archive, "metadata.json", path, limits.max_metadata_bytes, limits, "max_metadata_bytes")
     if not isinstance(metadata, dict) or metadata.get("format_version") != FORMAT_VERSION:
@@ -235,8 +278,10 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits):
             weight_budget(weights_info.file_size, f"the size of weights.npz in {path!r}",
                           "The config declares more weights than the file holds: a damaged or hostile file."):
         model = deserialize_layer(config)
-    if not hasattr(model, "plan"):
-        raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")
+        if models_only and _graph_layers(model) is None:
+            raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")
+        if _graph_layers(model) is None:
+            _build_from_config(model, config.get("build_config"), _saved_weight_names(archive, path), path)
     variables = weight_paths(model)
     expected = _specs(variables)
     content = read_member(archive, "weights.npz", npz_size_bound(expected), limits, path,
@@ -246,10 +291,63 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits):
     compile_config = config.get("compile_config")
     if compile and compile_config is not None:
         with loading_scope(custom_objects, safe_mode):
-            _compile_from_config(model, compile_config, path)
+            compile_from_config(model, compile_config, repr(path))
         if "optimizer.npz" in archive.namelist():
             _load_optimizer(model.optimizer, model.trainable_weights, archive, path, limits)
     return model
+
+
+def _saved_weight_names(archive, path):
+    """The weight paths ``weights.npz`` holds, from its directory (no array is read)."""
+    with archive.open("weights.npz") as member:
+        try:
+            names = zipfile.ZipFile(member).namelist()
+        except (zipfile.BadZipFile, EOFError, ValueError) as error:
+            raise ModelFormatError(f"weights.npz in {path!r} is not an .npz archive: {error}") from error
+    return {name[:-4] for name in names if name.endswith(".npy")}
+
+
+def _build_from_config(layer, build_config, saved_names, path):
+    """Builds a rebuilt layer (or subclassed model) for the input shapes it was
+    built for: ``build(input_shape)`` as Keras does, then, when weights the
+    archive holds are still missing (sub-layers made in ``call``, any
+    subclassed model), one call on a batch of zeros of those shapes."""
+    if build_config is None:
+        return
+    if not (isinstance(build_config, dict) and "input_shape" in build_config):
+        raise ModelFormatError(
+            f"The build_config of {path!r} must be {{'input_shape': ...}}, received {build_config!r}.")
+    shapes = _shapes_from_json(build_config["input_shape"], path)
+    layer._maybe_build(_map_shapes(lambda shape: KerasTensor(shape, layer.dtype), shapes))
+    from engine.model import Model
+
+    if saved_names <= set(weight_paths(layer)) and not isinstance(layer, Model):
+        return
+    layer(_map_shapes(lambda shape: np.zeros([1 if d is None else d for d in shape], layer.dtype), shapes))
+
+
+def _map_shapes(fn, shapes):
+    """``fn`` applied to each shape (a tuple) of a list or dict of shapes."""
+    if isinstance(shapes, tuple):
+        return fn(shapes)
+    if isinstance(shapes, dict):
+        return {k: _map_shapes(fn, v) for k, v in shapes.items()}
+    return [_map_shapes(fn, v) for v in shapes]
+
+
+def _shapes_from_json(value, path, depth=0):
+    """A build shape read back from JSON: a list of ints and None is a shape
+    (a tuple); a list or dict of those is a structure of shapes."""
+    if depth > 16:
+        raise ModelFormatError(f"The build_config input_shape of {path!r} nests too deeply.")
+    if isinstance(value, list) and all(d is None or (type(d) is int and d >= 0) for d in value):
+        return tuple(value)
+    if isinstance(value, list):
+        return [_shapes_from_json(v, path, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {k: _shapes_from_json(v, path, depth + 1) for k, v in value.items()}
+    raise ModelFormatError(f"The build_config input_shape of {path!r} must be a shape or a list or dict of "
+                           f"shapes, received {value!r}.")
 
 
 def _load_optimizer(optimizer, trainable, archive, path, limits):
@@ -267,11 +365,13 @@ def _load_optimizer(optimizer, trainable, archive, path, limits):
     optimizer.load_own_variables(arrays)
 
 
-def _compile_from_config(model, config, path):
+def compile_from_config(model, config, source="the compile config"):
+    """Compiles ``model`` with the arguments ``compile_config`` recorded (a new
+    optimizer, without state); ``source`` names where the config came from."""
     from engine import losses, metrics, optimizers
 
     if not isinstance(config, dict):
-        raise ModelFormatError(f"compile_config of {path!r} must be a JSON object.")
+        raise ModelFormatError(f"compile_config of {source} must be a JSON object.")
 
     def structure(value, module):
         if isinstance(value, list):
@@ -283,8 +383,9 @@ def _compile_from_config(model, config, path):
     model.compile(
         optimizer=optimizers.get(config.get("optimizer", "rmsprop")),
         loss=structure(config.get("loss"), losses),
-        metrics=structure(config.get("metrics"), metrics) if config.get("metrics") is not None else None,
+        metrics=structure(config.get("metrics"), metrics),
         loss_weights=config.get("loss_weights"),
+        weighted_metrics=structure(config.get("weighted_metrics"), metrics),
     )
 
 

@@ -1,18 +1,51 @@
 """Sequential: a functional model that is a plain stack of layers."""
 
+import numpy as np
+
+from engine import tree
 from engine.functional import Functional
 from engine.input_layer import Input, InputLayer
 from engine.keras_tensor import KerasTensor
-from engine.layer import BUILD_LOCK, Layer
+from engine.layer import BUILD_LOCK, Layer, _is_shape
 from engine.naming import unique_name
+
+
+# The graph's attributes, which an unbuilt Sequential does not have yet (AttributeError, as in
+# Keras, so ``hasattr(model, "inputs")`` is False), and how its messages name them.
+_GRAPH_ATTRIBUTES = {"inputs": "inputs", "outputs": "outputs", "input": "input", "output": "output",
+                     "input_names": "input names", "output_names": "output names",
+                     "input_shape": "input shape", "output_shape": "output shape"}
+
+
+def _needs_graph(name):
+    """The inherited property ``name``, an AttributeError until the model is
+    built; Python then asks ``Sequential.__getattr__``, which explains."""
+    inherited = getattr(Functional, name)
+
+    def get(self):
+        if self._graph_plan is None:
+            raise AttributeError(name)
+        return inherited.fget(self)
+
+    return property(get, doc=f"The model's {_GRAPH_ATTRIBUTES[name]}; an AttributeError until it is built.")
 
 
 class Sequential(Functional):
     """A stack of layers, each fed the output of the one before.
 
-    It becomes a functional model as soon as its input shape is known: from an
-    ``Input`` added first, from ``input_shape=`` on the first layer, or from
-    the first call (or ``build``).
+    It is a functional model as soon as its input shape is known: from an
+    ``Input`` added first, from ``input_shape=`` on the first layer, from a
+    first layer that is itself a model with one input, or else from
+    ``build(input_shape)`` or the first call (``fit``, ``evaluate`` and
+    ``predict`` included). Until then it can be compiled, and ``inputs``,
+    ``outputs``, ``input_shape`` and ``output_shape`` raise AttributeError.
+    Called first on a dict or list of arrays, it is built with one input per
+    array and passes the whole structure to its first layer.
+
+    Args:
+        layers: the layers to stack (an ``Input`` may come first).
+        trainable: whether training updates the layers' weights.
+        name: the model's name.
 
     Example:
         >>> from layers import Dense
@@ -23,74 +56,179 @@ class Sequential(Functional):
         (None, 1)
     """
 
+    inputs = _needs_graph("inputs")
+    outputs = _needs_graph("outputs")
+    input = _needs_graph("input")
+    output = _needs_graph("output")
+    input_names = _needs_graph("input_names")
+    output_names = _needs_graph("output_names")
+    input_shape = _needs_graph("input_shape")
+    output_shape = _needs_graph("output_shape")
+
     def __init__(self, layers=None, trainable=True, name=None):
         super(Functional, self).__init__(trainable=trainable, name=name or unique_name("sequential"))
         self._stack = []
         self._graph_plan = None
         for layer in layers or []:
-            self.add(layer)
+            self.add(layer, rebuild=False)
+        self._maybe_rebuild()
 
-    def add(self, layer):
-        """Appends a layer (or an ``Input`` tensor, first only) to the stack."""
-        if isinstance(layer, KerasTensor) and isinstance(layer._keras_history.layer, InputLayer):
-            layer = layer._keras_history.layer
+    def __getattr__(self, name):
+        if name in _GRAPH_ATTRIBUTES and self.__dict__.get("_graph_plan") is None:
+            raise AttributeError(
+                f"Sequential model {self.__dict__.get('name')!r} has no defined {_GRAPH_ATTRIBUTES[name]} yet: "
+                "it is built once its input shape is known. Add an Input first, pass input_shape= to the first "
+                "layer, call build(input_shape), or call the model on data (fit, evaluate and predict do so)."
+            )
+        return super().__getattr__(name)
+
+    def add(self, layer, rebuild=True):
+        """Appends a layer (or an ``Input`` tensor, first only) to the stack.
+
+        A built model calls the layer on its outputs at once, so a layer that
+        cannot take them is refused here and the model stays as it was. With
+        ``rebuild=False`` the graph is left to be rebuilt by the next call.
+        """
+        history = getattr(layer, "_keras_history", None)
+        if isinstance(layer, KerasTensor) and history is not None and isinstance(history.layer, InputLayer):
+            layer = history.layer
+        self._check_addable(layer)
+        if not self._stack and getattr(layer, "_batch_input_shape", None) is not None:
+            self._stack.append(InputLayer(batch_shape=layer._batch_input_shape))  # the Keras 2 input_shape= style
+        if self._graph_plan is not None and rebuild:
+            outputs = layer(self._outputs_struct)
+            self._stack.append(layer)
+            self._init_graph(self._inputs_struct, outputs)
+            return
+        self._stack.append(layer)
+        if rebuild:
+            self._maybe_rebuild()
+        else:
+            self._invalidate_graph()
+
+    def _check_addable(self, layer):
         if not isinstance(layer, Layer):
-            raise TypeError(
-                f"Only instances of Layer can be added to Sequential model {self.name!r}. "
-                f"Received: {layer!r} (of type {type(layer).__name__})."
+            raise ValueError(
+                f"Only instances of Layer can be added to a Sequential model; Sequential model {self.name!r} "
+                f"received {layer!r} (of type {type(layer).__name__}). Wrap a function in a Lambda layer."
+            )
+        if any(other.name == layer.name and other is not layer for other in self._stack):
+            raise ValueError(
+                "All layers added to a Sequential model should have unique names. Name "
+                f"{layer.name!r} is already the name of a layer in Sequential model {self.name!r}: pass "
+                "another name= to the new layer."
             )
         if isinstance(layer, InputLayer) and self._stack:
+            if isinstance(self._stack[0], InputLayer):
+                raise ValueError(
+                    f"Sequential model {self.name!r} has already been configured to use input shape "
+                    f"{self._stack[0].batch_shape}. You cannot add a different Input layer to it."
+                )
             raise ValueError(
                 f"An InputLayer can only be the first layer of Sequential model {self.name!r}, "
-                f"which already has layers {[l.name for l in self._stack]}."
+                f"which already has layers {[other.name for other in self._stack]}."
             )
-        self._stack.append(layer)
-        self._invalidate_graph()
 
-    def pop(self):
-        """Removes and returns the last layer."""
-        layers = self.layers
-        if not layers:
-            raise ValueError(f"There are no layers in Sequential model {self.name!r} to pop.")
+    def pop(self, rebuild=True):
+        """Removes and returns the last layer; a built model stays built (while
+        layers remain) on the graph it had up to that layer."""
+        if not self.layers:
+            raise IndexError(f"Sequential model {self.name!r} has no layers to pop.")
         layer = self._stack.pop()
-        self._invalidate_graph()
+        if self._graph_plan is not None and rebuild and self.layers:
+            # Every output of the graph comes from the popped layer's call; that call was fed the new outputs.
+            last, node_index, _ = tree.flatten(self._outputs_struct)[0]._keras_history
+            self._init_graph(self._inputs_struct, last.inbound_nodes[node_index].call_args[0])
+        elif rebuild:
+            self._maybe_rebuild()
+        else:
+            self._invalidate_graph()
         return layer
 
     def _invalidate_graph(self):
         # Until the graph is rebuilt, the layers are found through the `_stack` attribute.
+        self._unlink_inputs()
         self._graph_plan = None
         self._modules = []
         self.built = False
 
+    def _init_graph(self, inputs, outputs):
+        self._unlink_inputs()
+        super()._init_graph(inputs, outputs)
+
+    def _unlink_inputs(self):
+        """Drops this model from its input layers' record of the models they feed
+        (``Functional._init_graph`` adds it, and ``ExecutionPlan`` reads it to reach
+        a tensor made inside a nested model), so that add() and pop(), which map
+        the graph again from the same inputs, leave one entry, and an unbuilt
+        model none."""
+        if self.__dict__.get("_graph_plan") is None:
+            return
+        for tensor in self._graph_plan.inputs:
+            models = tensor._keras_history.layer.__dict__.get("_input_of_models", [])
+            models[:] = [ref for ref in models if ref() is not self]
+
+    def _maybe_rebuild(self):
+        self._invalidate_graph()
+        if self.layers and self._known_input_shape() is not None:
+            self.build()
+
     @property
     def layers(self):
+        """The stacked layers, without the InputLayer (as in Keras)."""
         return [layer for layer in self._stack if not isinstance(layer, InputLayer)]
 
+    @layers.setter
+    def layers(self, _):
+        raise AttributeError(
+            f"Sequential.layers (of model {self.name!r}) is reserved and should not be set. "
+            "Use add() and pop() to change the layers in this model."
+        )
+
     def build(self, input_shape=None):
-        """Builds the graph for inputs of ``input_shape`` (batch axis included)."""
+        """Builds the graph for inputs of ``input_shape`` (batch axis included;
+        a dict or list of shapes for several inputs fed to the first layer)."""
+        if not self._stack:
+            raise ValueError(
+                f"Sequential model {self.name!r} cannot be built because it has no layers. Call model.add(layer)."
+            )
+        known = self._known_input_shape()
         if input_shape is None:
-            input_shape = self._known_input_shape()
+            input_shape = known
             if input_shape is None:
                 raise ValueError(
-                    f"Sequential model {self.name!r} cannot be built without an input shape: "
-                    "add an Input first, pass input_shape= to the first layer, or call build(input_shape)."
+                    f"Sequential model {self.name!r} cannot be built without an input shape: add an Input first, "
+                    "pass input_shape= to the first layer, or call build(input_shape)."
                 )
-        if self._stack and isinstance(self._stack[0], InputLayer):
-            inputs = self._stack[0].output
-        else:
-            inputs = Input(batch_shape=tuple(input_shape))
+        if known is not None and not _compatible(input_shape, known):
+            raise ValueError(
+                f"Sequential model {self.name!r} has already been configured to use input shape {known}. "
+                f"You cannot build it with input_shape {input_shape}."
+            )
+        if self._graph_plan is not None:
+            return
+        first = self._stack[0]
+        inputs = first.output if isinstance(first, InputLayer) else _inputs_for(input_shape)
         outputs = inputs
         for layer in self.layers:
             outputs = layer(outputs)
         self._init_graph(inputs, outputs)
+        if isinstance(inputs, KerasTensor) and not isinstance(first, InputLayer):
+            self._stack.insert(0, inputs._keras_history.layer)  # the shape is now fixed, as in Keras
 
     def _known_input_shape(self):
+        """The input shape the stack fixes (an InputLayer first, or a first layer
+        called on one input, such as a model), or None."""
         if not self._stack:
             return None
         first = self._stack[0]
         if isinstance(first, InputLayer):
             return first.batch_shape
-        return first._batch_input_shape
+        try:
+            shape = first.input_shape
+        except (AttributeError, ValueError):  # a layer never called, or called several times
+            return None
+        return tuple(shape) if _is_shape(shape) else None
 
     @property
     def plan(self):
@@ -103,29 +241,38 @@ class Sequential(Functional):
             return
         with BUILD_LOCK:
             if self._graph_plan is None:  # another thread may have built it while this one waited
-                shape = tuple(inputs.shape) if not isinstance(inputs, (list, tuple)) else tuple(inputs[0].shape)
-                self.build(self._known_input_shape() or (None,) + shape[1:])
+                self.build(self._known_input_shape() or _shapes_of(inputs, self.name))
 
-    def _build_if_shape_known(self):
-        if self._graph_plan is None and self._known_input_shape() is not None:
-            self.build()
+    # fit, evaluate and predict build an unbuilt model from their data, as a call does.
+    _build_on = _maybe_build
 
-    @property
-    def weights(self):
-        self._build_if_shape_known()
-        return super().weights
+    def _outputs_known(self):
+        return self._graph_plan is not None
 
-    def _require_built(self, what):
-        self._build_if_shape_known()
-        super()._require_built(what)
+    def compute_output_spec(self, inputs, **kwargs):
+        """The symbolic outputs for symbolic ``inputs``: through the graph once
+        the model is built (checked against its inputs), else layer by layer
+        without building anything, as Keras does; ``compute_output_shape``
+        (Functional's) reads it.
+
+        Example:
+            >>> from layers import Dense
+            >>> Sequential([Dense(4), Dense(8)]).compute_output_shape((1, 2))
+            (1, 8)
+        """
+        if self._graph_plan is not None:
+            return super().compute_output_spec(inputs, **kwargs)
+        for layer in self.layers:
+            inputs = layer.compute_output_spec(inputs)
+        return inputs
 
     def get_config(self):
         from engine.functional_config import serialize_layer
 
         config = {"name": self.name, "trainable": self.trainable,
                   "layers": [serialize_layer(layer) for layer in self._stack]}
-        if self._graph_plan is not None:
-            config["build_input_shape"] = list(self._graph_plan.inputs[0].shape)
+        if self._graph_plan is not None and isinstance(self._stack[0], InputLayer):
+            config["build_input_shape"] = list(self._stack[0].batch_shape)
         return config
 
     @classmethod
@@ -152,3 +299,38 @@ class Sequential(Functional):
             _expect(isinstance(shape, list), f"build_input_shape must be a list, received {shape!r}")
             model.build(tuple(shape))
         return model
+
+
+def _compatible(shape, known):
+    return (_is_shape(shape) and len(shape) == len(known)
+            and all(a is None or b is None or a == b for a, b in zip(shape, known)))
+
+
+def _inputs_for(input_shape, name=None):
+    """Inputs of ``input_shape`` (one shape, or a dict or list of them), taking
+    any batch size: a model built from one batch takes others, and
+    TimeDistributed builds its layer with its own batch size. A dict's inputs
+    are named by their keys."""
+    if _is_shape(input_shape):
+        return Input(batch_shape=(None, *tuple(input_shape)[1:]), name=name)
+    if isinstance(input_shape, dict):
+        return {key: _inputs_for(shape, key) for key, shape in input_shape.items()}
+    if isinstance(input_shape, (list, tuple)):
+        return [_inputs_for(shape) for shape in input_shape]
+    raise ValueError(f"Expected an input shape (a tuple of ints or None, batch axis first), or a dict or list of "
+                     f"them; received {input_shape!r}.")
+
+
+def _shapes_of(inputs, model_name):
+    """The shapes of call inputs: an array, or a dict or list of them, each with a batch axis."""
+    def shape_of(value):
+        shape = tuple(value.shape if hasattr(value, "shape") else np.shape(value))
+        if not shape:
+            raise ValueError(
+                f"Sequential model {model_name!r} has no input shape yet and cannot take it from {value!r}: "
+                "expected arrays with a batch axis (or a dict or list of them). Pass such data, or call "
+                "build(input_shape) first."
+            )
+        return shape
+
+    return tree.map_structure(shape_of, inputs)

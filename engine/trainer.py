@@ -7,6 +7,7 @@ from engine.autodiff import record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
 from engine.data_adapter import check_batch_size, prepare
+from engine.metrics import Mean
 from engine.progress import ProgressLogger
 from engine.utils import random_generator
 
@@ -14,8 +15,25 @@ from engine.utils import random_generator
 class Trainer:
     """The training API of models (Keras 3 names and defaults)."""
 
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None):
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None):
         """Sets the optimizer, the loss(es) and the metrics used by fit and evaluate.
+
+        Args:
+            optimizer: an optimizer or its name.
+            loss: a loss (name, object or function ``fn(y_true, y_pred)``) for
+                every output, or one per output: a list, a dict by output name,
+                or the outputs' nested structure (None: no loss for that output).
+                Without any, ``fit`` trains on the losses the layers add
+                (``add_loss``) and the weights' penalties, and ``evaluate``
+                reports 0 plus those.
+            loss_weights: a number, or one per output as for ``loss``; the
+                total loss is the weighted sum of the outputs' losses.
+            metrics: a list of metrics (for a single output), or per output
+                as for ``loss`` (each a metric or a list). ``"acc"`` and
+                ``"accuracy"`` pick binary, categorical or sparse categorical
+                accuracy from the targets' and outputs' shapes, as Keras does.
+            weighted_metrics: as ``metrics``, but weighted by the sample
+                weights (``sample_weight`` or ``class_weight``).
 
         Example:
             >>> from engine import Input, Model
@@ -27,20 +45,19 @@ class Trainer:
         from engine import optimizers
 
         self.optimizer = optimizers.get(optimizer)
-        self._compile_args = (loss, metrics, loss_weights)
+        self._compile_args = (loss, loss_weights, metrics, weighted_metrics)
         self.compiled_loss = self.compiled_metrics = None
+        self._loss_tracker = Mean(name="loss")
         if self._outputs_known():  # else on the first batch, once a subclassed model has run
             self._resolve_compiled()
         self.stop_training = False
-        self._compile_config = compile_config(self.optimizer, loss, metrics, loss_weights)
+        self._compile_config = compile_config(self.optimizer, loss, metrics, loss_weights, weighted_metrics)
 
     def _resolve_compiled(self):
-        from engine.metrics import Mean
-
-        loss, metrics, loss_weights = self._compile_args
+        loss, loss_weights, metrics, weighted_metrics = self._compile_args
         self.compiled_loss = CompiledLoss(self, loss, loss_weights)
-        self.compiled_metrics = CompiledMetrics(self, metrics, self.compiled_loss)
-        self._loss_tracker = Mean(name="loss")
+        if metrics is not None or weighted_metrics is not None:
+            self.compiled_metrics = CompiledMetrics(self, metrics, weighted_metrics)
 
     # ------------------------------------ Keras' "customizing what happens in fit"
     def train_step(self, data):
@@ -73,9 +90,8 @@ class Trainer:
         x, y, sample_weight = (tuple(data) + (None, None))[:3]
         batch = prepare(self, x, y, sample_weight)
         self.compiled_loss.check_targets(batch.y, self)
-        total, _, _ = self._train_batch(batch, self.trainable_weights)
-        self._loss_tracker.update_state(total)
-        return {m.name: float(m.result()) for m in self.metrics}
+        self._train_batch(batch, self.trainable_weights)
+        return self.get_metrics_result()
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The total loss of ``y_pred`` against ``y``: the compiled losses, the losses
@@ -87,7 +103,7 @@ class Trainer:
                    else [None if w is None else np.asarray(w, "float32") for w in tree.flatten(sample_weight)])
         values = [np.asarray(untraced(p)) for p in flat_pred]
         total, _, grads = self.compiled_loss.compute(targets, values, weights, with_gradients=recording())
-        loss = np.asarray(total, "float32")
+        loss = np.asarray(total or 0.0, "float32")
         if recording():
             (loss,) = record_op(lambda g: ([None if d is None else d * g[0] for d in grads], {}),
                                 flat_pred, [loss], name="compiled loss")
@@ -104,10 +120,46 @@ class Trainer:
 
     @property
     def metrics(self):
-        """The ``loss`` tracker, then the compiled metrics (for a custom ``train_step``)."""
-        if getattr(self, "compiled_metrics", None) is None:
+        """As Keras: the ``loss`` tracker, the compiled metrics as one metric
+        (``compile_metrics``, whose result is a dict), then the running mean of
+        each output's loss when there are several (once the first batch ran)."""
+        if getattr(self, "_compile_args", None) is None:
             return []
-        return [self._loss_tracker, *(metric for _, _, metric in self.compiled_metrics.entries)]
+        compiled = [] if self.compiled_metrics is None else [self.compiled_metrics]
+        per_output = [] if self.compiled_loss is None else self.compiled_loss.metrics
+        return [self._loss_tracker, *compiled, *per_output]
+
+    @property
+    def metrics_names(self):
+        """The names of ``metrics``, as Keras 3 lists them (``["loss", "compile_metrics", ...]``)."""
+        return [metric.name for metric in self.metrics]
+
+    def reset_metrics(self):
+        """Forgets what every metric has accumulated."""
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def get_metrics_result(self):
+        """The current value of every metric, by log name (compiled metrics spread out), sorted as Keras does."""
+        logs = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                logs.update(result)
+            else:
+                logs[metric.name] = float(result)
+        return dict(sorted(logs.items()))
+
+    def _ordered_results(self, logs):
+        """``logs`` as the list Keras' evaluate returns: values in ``metrics`` order
+        (the compiled metrics by their own names, so a name two metrics share gives
+        its value twice, as in Keras), then the rest by name; one value alone."""
+        names = []
+        for metric in self.metrics:
+            names += [m.name for m in metric.metrics] if metric is self.compiled_metrics else [metric.name]
+        results = [logs[name] for name in names if name in logs]
+        results += [logs[key] for key in sorted(logs) if key not in names]
+        return results[0] if len(results) == 1 else results
 
     @property
     def trainable_variables(self):
@@ -131,8 +183,13 @@ class Trainer:
         """One optimizer step; ``trainable`` is the model's trainable weights (walked once per epoch)."""
         outputs, tape = self._forward_flat(batch.x)
         total, per_output, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
-        total += getattr(tape, "activity_loss", 0.0)
-        total += sum(v.regularizer(v.value) for v in trainable if v.regularizer is not None)
+        penalized = [v for v in trainable if v.regularizer is not None]
+        added = self._added_loss_values() or getattr(tape, "activity_outputs", None)
+        if total is None and not penalized and not added:
+            raise ValueError(self._no_loss_message(batch))
+        total = (total or 0.0) + getattr(tape, "activity_loss", 0.0) + sum(v.regularizer(v.value) for v in penalized)
+        if self._added_loss_values():  # backward skips a branch whose output has no gradient, added losses and all
+            grads = [np.zeros_like(out) if grad is None else grad for grad, out in zip(grads, outputs)]
         weight_grads = self._backward_flat(tape, grads)
         variables = [v for v in trainable if v in weight_grads or v.regularizer is not None]
         gradients = []
@@ -143,8 +200,24 @@ class Trainer:
                 grad = penalty if grad is None else grad + penalty
             gradients.append(grad)
         self._apply_atomically(gradients, variables, trainable)
-        self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
-        return total, per_output, len(batch.x[0])
+        self._record_batch(batch, outputs, total, per_output)
+
+    def _no_loss_message(self, batch):
+        if self.compiled_loss.configured and (batch.y is None or all(y is None for y in batch.y)):
+            reason = "it received no targets (y) for the outputs that have a loss. Pass y to fit()"
+        else:
+            reason = ("it was compiled without loss=, and its layers added no losses (add_loss) and have no "
+                      "regularizers")
+        return (f"No loss to compute. Provide a `loss` argument in `compile()`. Model {self.name!r} has nothing to "
+                f"train on: {reason}.")
+
+    def _record_batch(self, batch, outputs, total, per_output):
+        """Adds one batch to the loss trackers and the compiled metrics."""
+        size = len(batch.x[0])
+        self._loss_tracker.update_state(total, sample_weight=size)
+        self.compiled_loss.update_trackers(per_output, size)
+        if self.compiled_metrics is not None:
+            self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
 
     def _apply_atomically(self, gradients, variables, trainable):
         """Applies one optimizer step; an exception midway (even a KeyboardInterrupt)
@@ -172,9 +245,7 @@ class Trainer:
     def _test_batch(self, batch):
         outputs = self._run_flat(batch.x, training=False)
         total, per_output, _ = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights, with_gradients=False)
-        total += sum(self.losses)
-        self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
-        return total, per_output, len(batch.x[0])
+        self._record_batch(batch, outputs, (total or 0.0) + sum(self.losses), per_output)
 
     # ----------------------------------------------------------------- loops
     def fit(self, x=None, y=None, batch_size=32, epochs=1, verbose="auto", callbacks=None,
@@ -202,9 +273,7 @@ class Trainer:
         callback_list.on_train_begin({})
         custom_step = type(self).train_step is not Trainer.train_step
         for epoch in range(initial_epoch, epochs):
-            tracker = _LossTracker(self.compiled_loss.names)
-            self.compiled_metrics.reset()
-            self._loss_tracker.reset_state()
+            self.reset_metrics()
             callback_list.on_epoch_begin(epoch, {})
             trainable = self.trainable_weights
             for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
@@ -212,8 +281,8 @@ class Trainer:
                 if custom_step:
                     step_logs = _float_logs(self.train_step(self._step_data(batch)))
                 else:
-                    tracker.add(*self._train_batch(batch, trainable))
-                    step_logs = {**tracker.logs(), **self.compiled_metrics.results()}
+                    self._train_batch(batch, trainable)
+                    step_logs = self.get_metrics_result()
                 callback_list.on_train_batch_end(step, step_logs)
                 if self.stop_training:
                     break
@@ -236,19 +305,19 @@ class Trainer:
         return data
 
     def _evaluate_data(self, data, batch_size, callback_list=None):
-        tracker = _LossTracker(self.compiled_loss.names)
-        self.compiled_metrics.reset()
+        self.reset_metrics()
         for step, batch in enumerate(data.batches(batch_size)):
             if callback_list:
                 callback_list.on_test_batch_begin(step, {})
-            tracker.add(*self._test_batch(batch))
+            self._test_batch(batch)
             if callback_list:
-                callback_list.on_test_batch_end(step, tracker.logs())
-        return {**tracker.logs(), **self.compiled_metrics.results()}
+                callback_list.on_test_batch_end(step, self.get_metrics_result())
+        return self.get_metrics_result()
 
     def evaluate(self, x=None, y=None, batch_size=32, verbose="auto", sample_weight=None,
                  callbacks=None, return_dict=False):
-        """Returns the loss (and metrics) on the data: a float, a list, or a dict."""
+        """Returns the loss (and metrics) on the data: a float, a list in Keras'
+        order (see ``metrics_names``), or a dict."""
         self._require_compiled("evaluate", x)
         batch_size = check_batch_size(batch_size)
         data = self._training_data("evaluate()", x, y, sample_weight)
@@ -258,10 +327,7 @@ class Trainer:
         callback_list.on_test_end(logs)
         if _verbosity(verbose):
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
-        if return_dict:
-            return logs
-        values = list(logs.values())
-        return values[0] if len(values) == 1 else values
+        return logs if return_dict else self._ordered_results(logs)
 
     def predict(self, x, batch_size=32, verbose="auto", callbacks=None):
         """Runs the model over ``x`` in batches; returns outputs in the model's output structure
@@ -283,51 +349,35 @@ class Trainer:
         """One optimizer step on one batch; returns its loss (and metrics)."""
         self._require_compiled("train_on_batch", x)
         data = self._training_data("train_on_batch()", x, y, sample_weight, class_weight)
-        self.compiled_metrics.reset()
-        tracker = _LossTracker(self.compiled_loss.names)
-        tracker.add(*self._train_batch(data, self.trainable_weights))
-        return _batch_result({**tracker.logs(), **self.compiled_metrics.results()}, return_dict)
+        self.reset_metrics()
+        self._train_batch(data, self.trainable_weights)
+        logs = self.get_metrics_result()
+        return logs if return_dict else self._ordered_results(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
         self._require_compiled("test_on_batch", x)
         data = prepare(self, x, y, sample_weight)
         self.compiled_loss.check_targets(data.y, self)
-        self.compiled_metrics.reset()
-        tracker = _LossTracker(self.compiled_loss.names)
-        tracker.add(*self._test_batch(data))
-        return _batch_result({**tracker.logs(), **self.compiled_metrics.results()}, return_dict)
+        self.reset_metrics()
+        self._test_batch(data)
+        logs = self.get_metrics_result()
+        return logs if return_dict else self._ordered_results(logs)
 
     def predict_on_batch(self, x):
         """The model's outputs on one batch."""
         return self._pack_outputs(self._run_flat(prepare(self, x).x, training=False))
 
 
-class _LossTracker:
-    """Running means of the total loss and of each output's loss, weighted by batch size."""
-
-    def __init__(self, names):
-        self.names = names
-        self.count, self.total = 0, 0.0
-        self.per_output = [0.0] * len(names)
-
-    def add(self, total, per_output, size):
-        self.count += size
-        self.total += total * size
-        for index, value in enumerate(per_output):
-            if value is not None:
-                self.per_output[index] += value * size
-
-    def logs(self):
-        count = max(self.count, 1)
-        logs = {"loss": self.total / count}
-        if len(self.names) > 1:
-            logs.update({f"{n}_loss": v / count for n, v in zip(self.names, self.per_output)})
-        return logs
-
-
 def _float_logs(logs):
-    return {name: float(np.asarray(untraced(value))) for name, value in logs.items()}
+    """A custom ``train_step``'s logs as floats, dict results (``compile_metrics``) spread out."""
+    floats = {}
+    for name, value in logs.items():
+        if isinstance(value, dict):
+            floats.update(_float_logs(value))
+        else:
+            floats[name] = float(np.asarray(untraced(value)))
+    return floats
 
 
 def _verbosity(verbose):
@@ -336,13 +386,3 @@ def _verbosity(verbose):
     if verbose not in (0, 1, 2):
         raise ValueError(f"verbose must be 'auto', 0, 1 or 2, received {verbose!r}.")
     return verbose
-
-
-def _batch_result(logs, return_dict):
-    if return_dict:
-        return logs
-    values = list(logs.values())
-    return values[0] if len(values) == 1 else values
-
-
-

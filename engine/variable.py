@@ -6,28 +6,60 @@ import numpy as np
 
 from engine.autodiff import tape as _tape
 from engine.autodiff import traced as _traced
+from engine.naming import unique_name
 
 
 class Variable:
-    """A weight created by ``Layer.add_weight``.
+    """A weight: a named NumPy array that layers read and optimizers update.
 
-    ``value`` is the NumPy array; ``path`` is ``"<layer name>/<weight name>"``
-    (``"dense/kernel"``). A Variable converts to an array wherever NumPy
-    expects one, so ``np.matmul(inputs, self.w)`` works in a custom layer.
+    Made as in Keras 3, from an initializer and a shape or from a value, or by
+    ``Layer.add_weight``. ``value`` is the NumPy array; ``path`` is
+    ``"<layer name>/<weight name>"`` for a layer's weight (``"dense/kernel"``),
+    else the name. A Variable converts to an array wherever NumPy expects one,
+    so ``np.matmul(inputs, self.w)`` works in a custom layer.
 
     While a ``GradientTape`` records, NumPy calls and operators on a trainable
     Variable are traced: it becomes a leaf of the innermost recording tape (one
     leaf per tape), so the tape can differentiate with respect to it. With no
     tape recording they run on ``value`` directly.
+
+    Args:
+        initializer: an initializer (name, object or ``fn(shape, dtype)``),
+            which needs ``shape``; or the initial value (array-like).
+        shape: the shape, for an initializer.
+        dtype: the dtype; by default float32 for an initializer, else the
+            value's (float32 and int32 for Python numbers, as Keras).
+        trainable: whether training updates it.
+        name: the name (no ``/``); by default ``variable``, ``variable_1``...
+        regularizer: a ``Regularizer`` whose penalty training adds.
+        constraint: a ``Constraint`` applied after each update.
+        path: the path; by default the name.
+
+    Example:
+        >>> import numpy as np
+        >>> v = Variable("ones", shape=(2,), name="counts")
+        >>> v.assign_add(np.array([1.0, 2.0]))
+        array([2., 3.], dtype=float32)
+        >>> Variable(np.zeros((2, 3))).shape
+        (2, 3)
     """
 
     __slots__ = ("constraint", "name", "path", "regularizer", "trainable", "value")
 
-    def __init__(self, value, name, path, trainable=True, regularizer=None, constraint=None):
-        self.value = value
+    def __init__(self, initializer, shape=None, dtype=None, trainable=True, name=None, regularizer=None,
+                 constraint=None, *, path=None):
+        if isinstance(shape, str):  # the engine's form (value, name, path, trainable, regularizer, constraint)
+            self.value, self.name, self.path = initializer, shape, dtype
+            self.trainable, self.regularizer, self.constraint = trainable, name, regularizer
+            return
+        name = unique_name("variable") if name is None else name
+        if not isinstance(name, str) or "/" in name:
+            raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "
+                             f"name={name!r}. Name the variable without '/'; its path may hold one (path=...).")
+        self.value = _initial_value(initializer, shape, dtype, name)
         self.name = name
-        self.path = path
-        self.trainable = trainable
+        self.path = name if path is None else path
+        self.trainable = bool(trainable)
         self.regularizer = regularizer
         self.constraint = constraint
 
@@ -43,14 +75,36 @@ class Variable:
         return self.value
 
     def assign(self, value):
-        """Replaces the value, keeping shape and dtype."""
+        """Replaces the value, keeping shape and dtype; returns the new value."""
         value = np.asarray(value)
         if value.shape != self.value.shape:
-            raise ValueError(
-                f"Cannot assign a value of shape {value.shape} to variable {self.path!r} "
-                f"of shape {self.value.shape}."
-            )
+            self._refuse(value)
         self.value = value.astype(self.value.dtype, copy=True)
+        return self.value
+
+    def assign_add(self, value):
+        """Adds ``value`` (broadcast to the variable's shape) to the value; returns the new value."""
+        return self.assign(self.value + self._broadcastable(value))
+
+    def assign_sub(self, value):
+        """Subtracts ``value`` (broadcast to the variable's shape) from the value; returns the new value."""
+        return self.assign(self.value - self._broadcastable(value))
+
+    def _broadcastable(self, value):
+        value = np.asarray(value)
+        try:
+            if np.broadcast_shapes(value.shape, self.value.shape) == self.value.shape:
+                return value
+        except ValueError:
+            pass
+        self._refuse(value)
+
+    def _refuse(self, value):
+        raise ValueError(
+            f"Cannot assign a value of shape {value.shape} to variable {self.path!r} of shape "
+            f"{self.value.shape}: the shape of the target variable and the shape of the target value in "
+            "`variable.assign(value)` must match."
+        )
 
     def __array__(self, dtype=None, copy=None):
         if dtype is None or np.dtype(dtype) == self.value.dtype:
@@ -81,6 +135,34 @@ class Variable:
         if _tape._STACK.get():
             return _traced._trace_function(operator.getitem, (self, key), {})
         return self.value[key]
+
+
+def _initial_value(initializer, shape, dtype, name):
+    """The first value of variable ``name``: from an initializer and a fully defined
+    shape, or from an array-like value (cast to ``dtype`` when given)."""
+    from engine import initializers
+
+    if isinstance(initializer, str):
+        initializer = initializers.get(initializer)
+    if callable(initializer) and not isinstance(initializer, Variable):
+        if shape is None:
+            raise ValueError(f"When creating a Variable from an initializer, the `shape` argument should be "
+                             f"specified. Received: initializer={initializer!r} and shape=None for variable "
+                             f"{name!r}.")
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if any(d is None or not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
+            raise ValueError(f"Shapes used to initialize variables must be fully-defined (no `None` dimensions). "
+                             f"Received: shape={shape} for variable path='{name}'.")
+        return np.asarray(initializer(shape, dtype=dtype or "float32"))
+    value = np.asarray(initializer)
+    if value.dtype.kind not in "biuf":
+        raise ValueError(f"Variable {name!r} needs a numeric value or an initializer, received {initializer!r} "
+                         f"(dtype {value.dtype}).")
+    if dtype is not None:
+        return value.astype(dtype)
+    if not isinstance(initializer, (np.ndarray, np.generic)):  # Python numbers: Keras' float32 and int32
+        return value.astype({"f": "float32", "i": "int32"}.get(value.dtype.kind, value.dtype))
+    return value
 
 
 def _values(arg):

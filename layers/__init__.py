@@ -5,7 +5,7 @@ from layers.activation import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from layers.attention import Attention, MultiHeadAttention
 from layers.convolutional import (Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, DepthwiseConv2D,
                                   SeparableConv2D)
-from layers.core import Activation, Dense, Dropout, Identity, Lambda
+from layers.core import Activation, Dense, Dropout, Identity, Lambda, Masking
 from layers.embedding import Embedding
 from layers.merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,
                             concatenate, dot, maximum, minimum, multiply, subtract)
@@ -25,7 +25,7 @@ __all__ = [
     "Bidirectional", "GRU", "LSTM", "SimpleRNN", "TimeDistributed",
     "ActivityRegularization", "Activation", "Add", "Average", "BatchNormalization", "Concatenate", "Cropping1D",
     "Cropping2D", "Dense", "Dot", "Dropout", "ELU", "Embedding", "Flatten", "GaussianDropout", "GaussianNoise",
-    "GroupNormalization", "Identity", "Lambda", "LayerNormalization", "LeakyReLU", "Maximum", "Minimum",
+    "GroupNormalization", "Identity", "Lambda", "LayerNormalization", "LeakyReLU", "Masking", "Maximum", "Minimum",
     "Multiply", "PReLU", "Permute", "ReLU", "RepeatVector", "Reshape", "Softmax", "SpatialDropout1D",
     "SpatialDropout2D", "Subtract", "UnitNormalization", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
     "ZeroPadding2D", "activations", "add", "average", "concatenate", "dot", "maximum", "minimum", "multiply",

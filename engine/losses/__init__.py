@@ -5,28 +5,32 @@ from engine.losses.probabilistic import (BinaryCrossentropy, CategoricalCrossent
                                          SparseCategoricalCrossentropy, binary_crossentropy,
                                          categorical_crossentropy, kl_divergence,
                                          sparse_categorical_crossentropy)
-from engine.losses.regression import (CosineSimilarity, Huber, MeanAbsoluteError, MeanSquaredError,
-                                      cosine_similarity, huber, mean_absolute_error, mean_squared_error)
+from engine.losses.regression import (CosineSimilarity, Huber, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                      MeanSquaredError, MeanSquaredLogarithmicError, cosine_similarity, huber,
+                                      mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+                                      mean_squared_logarithmic_error)
 from engine.serialization import deserialize
 from engine.serialization import serialize as _serialize
 
 _CLASSES = {cls.__name__: cls for cls in (
-    MeanSquaredError, MeanAbsoluteError, Huber, CosineSimilarity, BinaryCrossentropy,
+    MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Huber,
+    CosineSimilarity, BinaryCrossentropy,
     CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence, LossFunctionWrapper,
 )}
+# Keras' names: each function's name, and its short names in lower and upper case.
 _ALIASES = {
-    "mse": "MeanSquaredError",
-    "mean_squared_error": "MeanSquaredError",
-    "mae": "MeanAbsoluteError",
-    "mean_absolute_error": "MeanAbsoluteError",
+    "mean_squared_error": "MeanSquaredError", "mse": "MeanSquaredError", "MSE": "MeanSquaredError",
+    "mean_absolute_error": "MeanAbsoluteError", "mae": "MeanAbsoluteError", "MAE": "MeanAbsoluteError",
+    "mean_absolute_percentage_error": "MeanAbsolutePercentageError", "mape": "MeanAbsolutePercentageError",
+    "MAPE": "MeanAbsolutePercentageError",
+    "mean_squared_logarithmic_error": "MeanSquaredLogarithmicError", "msle": "MeanSquaredLogarithmicError",
+    "MSLE": "MeanSquaredLogarithmicError",
     "huber": "Huber",
     "cosine_similarity": "CosineSimilarity",
-    "bce": "BinaryCrossentropy",
-    "binary_crossentropy": "BinaryCrossentropy",
+    "binary_crossentropy": "BinaryCrossentropy", "bce": "BinaryCrossentropy", "BCE": "BinaryCrossentropy",
     "categorical_crossentropy": "CategoricalCrossentropy",
     "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
-    "kld": "KLDivergence",
-    "kl_divergence": "KLDivergence",
+    "kl_divergence": "KLDivergence", "kld": "KLDivergence", "KLD": "KLDivergence",
 }
 
 
@@ -53,8 +57,10 @@ def serialize(loss):
 
 
 __all__ = [
-    "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "CosineSimilarity", "BinaryCrossentropy",
-    "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence", "mean_squared_error",
-    "mean_absolute_error", "huber", "cosine_similarity", "binary_crossentropy", "categorical_crossentropy",
-    "sparse_categorical_crossentropy", "kl_divergence", "get", "serialize",
+    "Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError",
+    "MeanSquaredLogarithmicError", "Huber", "CosineSimilarity", "BinaryCrossentropy", "CategoricalCrossentropy",
+    "SparseCategoricalCrossentropy", "KLDivergence", "mean_squared_error", "mean_absolute_error",
+    "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "huber", "cosine_similarity",
+    "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "kl_divergence", "get",
+    "serialize",
 ]

@@ -3,7 +3,7 @@ reduction, and the gradient of the reduced loss with respect to ``y_pred``."""
 
 import numpy as np
 
-from engine.autodiff import GradientTape, TracingError
+from engine.autodiff import GradientTape, Traced, TracingError, record_op, untraced
 from engine.dtypes import dtype_kind, dtype_name
 from engine.naming import to_snake_case, unique_name
 from engine.ops import unbroadcast
@@ -63,7 +63,15 @@ class Loss:
         self.dtype = None if dtype is None else dtype_name(dtype)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        """Returns the reduced loss: a NumPy scalar of the loss dtype (an array for ``"none"``)."""
+        """Returns the reduced loss: a NumPy scalar of the loss dtype (an array for ``"none"``).
+        Inside a ``GradientTape``, a traced ``y_pred`` gives a traced loss (its gradient
+        is ``gradient``'s), so a custom training loop can differentiate it."""
+        if isinstance(y_pred, Traced):
+            y_true, sample_weight = untraced(y_true), untraced(sample_weight)
+            plain = y_pred.value
+            (loss,) = record_op(lambda g: ([self._gradient(y_true, plain, sample_weight, g[0])], {}),
+                                [y_pred], [self(y_true, plain, sample_weight)], name=f"loss {self.name!r}")
+            return loss
         _, _, _, values, weights = self._weighted_losses(y_true, y_pred, sample_weight)
         weighted = values if weights is None else values * weights
         if self.reduction in ("none", None) or weighted.ndim == 0:
@@ -73,11 +81,17 @@ class Loss:
 
     def gradient(self, y_true, y_pred, sample_weight=None):
         """Returns d(reduced loss)/d(y_pred), with the shape and dtype of ``y_pred``."""
+        return self._gradient(y_true, y_pred, sample_weight, 1)
+
+    def _gradient(self, y_true, y_pred, sample_weight, upstream):
+        """The gradient with respect to ``y_pred`` given ``upstream``, that of the
+        result of ``__call__`` (a number, or one per loss for ``"none"``)."""
         y_pred = np.asarray(y_pred)
         y_true, aligned_pred, losses, values, weights = self._weighted_losses(y_true, y_pred, sample_weight)
         weighted = values if weights is None else values * weights
         divisor = 1 if self.reduction in ("none", None) else _divisor(weighted, weights, self.reduction)
         grad = np.full(weighted.shape, 1 / divisor if divisor else 0, dtype=values.dtype)
+        grad = grad * np.asarray(upstream, values.dtype)
         if weights is not None:
             grad = unbroadcast(grad * weights, values.shape).reshape(losses.shape)
         # Targets may broadcast against the output (Keras accepts (n, 4) labels for an (n, 1)

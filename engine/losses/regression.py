@@ -1,4 +1,5 @@
-"""Regression losses: mean squared and absolute error, Huber, cosine similarity.
+"""Regression losses: mean squared, absolute, absolute percentage and squared
+logarithmic error, Huber, cosine similarity.
 
 Each function returns one loss per sample (the last axis, or ``axis``, is
 reduced); each class pairs it with its gradient."""
@@ -18,6 +19,19 @@ def mean_absolute_error(y_true, y_pred):
     """``mean(abs(y_true - y_pred), axis=-1)``."""
     y_true, y_pred = as_float_pair(y_true, y_pred)
     return np.mean(np.abs(y_true - y_pred), axis=-1)
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    """``100 * mean(abs((y_true - y_pred) / max(abs(y_true), 1e-7)), axis=-1)``."""
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    return 100 * np.mean(np.abs((y_true - y_pred) / np.maximum(np.abs(y_true), y_pred.dtype.type(EPSILON))), axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    """``mean(square(log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1)), axis=-1)``."""
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    epsilon = y_pred.dtype.type(EPSILON)
+    return np.mean(np.square(np.log1p(np.maximum(y_pred, epsilon)) - np.log1p(np.maximum(y_true, epsilon))), axis=-1)
 
 
 def huber(y_true, y_pred, delta=1.0):
@@ -83,6 +97,50 @@ class MeanAbsoluteError(Loss):
 
     def backward(self, y_true, y_pred, grad):
         return grad[..., None] * (np.sign(y_pred - y_true.astype(y_pred.dtype)) / y_pred.shape[-1])
+
+
+class MeanAbsolutePercentageError(Loss):
+    """Mean of absolute errors relative to the targets, in percent, over the last axis.
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(MeanAbsolutePercentageError()(np.array([[2.0, 4.0]]), np.array([[1.0, 5.0]]))), 4)
+        37.5
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+
+    def call(self, y_true, y_pred):
+        return mean_absolute_percentage_error(y_true, y_pred)
+
+    def backward(self, y_true, y_pred, grad):
+        y_true = y_true.astype(y_pred.dtype)
+        scale = np.maximum(np.abs(y_true), y_pred.dtype.type(EPSILON))
+        return grad[..., None] * (100 / y_pred.shape[-1]) * np.sign(y_pred - y_true) / scale
+
+
+class MeanSquaredLogarithmicError(Loss):
+    """Mean of squared differences of ``log(1 + x)`` over the last axis (inputs floored at 1e-7).
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(MeanSquaredLogarithmicError()(np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]]))), 4)
+        0.2402
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+
+    def call(self, y_true, y_pred):
+        return mean_squared_logarithmic_error(y_true, y_pred)
+
+    def backward(self, y_true, y_pred, grad):
+        epsilon = y_pred.dtype.type(EPSILON)
+        floored = np.maximum(y_pred, epsilon)
+        difference = np.log1p(floored) - np.log1p(np.maximum(y_true.astype(y_pred.dtype), epsilon))
+        slope = (y_pred > epsilon) + 0.5 * (y_pred == epsilon)  # max's derivative, 0.5 at the tie as jax
+        return grad[..., None] * (2 / y_pred.shape[-1]) * difference / (1 + floored) * slope
 
 
 class Huber(Loss):

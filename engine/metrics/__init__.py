@@ -7,31 +7,30 @@ from engine.metrics.accuracy import (Accuracy, BinaryAccuracy, CategoricalAccura
 from engine.metrics.auc import AUC
 from engine.metrics.confusion import Precision, Recall
 from engine.metrics.metric import Metric
+from engine.metrics.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence,
+                                          SparseCategoricalCrossentropy)
 from engine.metrics.reduction import Mean, MeanMetricWrapper
-from engine.metrics.regression import MeanAbsoluteError, MeanSquaredError
+from engine.metrics.regression import (CosineSimilarity, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                       MeanSquaredError, MeanSquaredLogarithmicError, RootMeanSquaredError)
+from engine.naming import to_snake_case
 from engine.serialization import deserialize
 from engine.serialization import serialize as _serialize
 
 _CLASSES = {cls.__name__: cls for cls in (
     Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
-    SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, Precision, Recall, AUC,
+    SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, RootMeanSquaredError, CosineSimilarity, BinaryCrossentropy, CategoricalCrossentropy,
+    SparseCategoricalCrossentropy, KLDivergence, Precision, Recall, AUC,
 )}
+# Keras' names: each class's name in snake case, and the short names in lower and upper case.
+# ("acc" and "accuracy" in compile() pick binary, categorical or sparse accuracy: see engine.compile_utils.)
 _ALIASES = {
-    "mean": "Mean",
-    "accuracy": "Accuracy",
-    "acc": "Accuracy",
-    "binary_accuracy": "BinaryAccuracy",
-    "categorical_accuracy": "CategoricalAccuracy",
-    "sparse_categorical_accuracy": "SparseCategoricalAccuracy",
-    "top_k_categorical_accuracy": "TopKCategoricalAccuracy",
-    "sparse_top_k_categorical_accuracy": "SparseTopKCategoricalAccuracy",
-    "mse": "MeanSquaredError",
-    "mean_squared_error": "MeanSquaredError",
-    "mae": "MeanAbsoluteError",
-    "mean_absolute_error": "MeanAbsoluteError",
-    "precision": "Precision",
-    "recall": "Recall",
-    "auc": "AUC",
+    **{to_snake_case(name): name for name in _CLASSES if name != "MeanMetricWrapper"},
+    "mse": "MeanSquaredError", "MSE": "MeanSquaredError",
+    "mae": "MeanAbsoluteError", "MAE": "MeanAbsoluteError",
+    "mape": "MeanAbsolutePercentageError", "MAPE": "MeanAbsolutePercentageError",
+    "msle": "MeanSquaredLogarithmicError", "MSLE": "MeanSquaredLogarithmicError",
+    "bce": "BinaryCrossentropy", "BCE": "BinaryCrossentropy",
 }
 
 
@@ -61,7 +60,9 @@ def serialize(metric):
 __all__ = [
     "Metric", "Mean", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
     "SparseCategoricalAccuracy", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError",
-    "MeanAbsoluteError", "Precision", "Recall", "AUC", "binary_accuracy", "categorical_accuracy",
+    "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "RootMeanSquaredError",
+    "CosineSimilarity", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+    "KLDivergence", "Precision", "Recall", "AUC", "binary_accuracy", "categorical_accuracy",
     "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "get",
     "serialize",
 ]

@@ -3,6 +3,7 @@ per-sample function (accuracies, regression errors)."""
 
 import numpy as np
 
+from engine.autodiff import untraced
 from engine.losses.loss import squeeze_or_expand_to_same_rank
 from engine.metrics.metric import Metric, broadcast_weights, divide_no_nan
 from engine.registry import function_name, resolve_function
@@ -30,7 +31,7 @@ class Mean(Metric):
         self.reset_state()
 
     def update_state(self, values, sample_weight=None):
-        values = np.asarray(values, dtype=self.dtype)
+        values = np.asarray(untraced(values), dtype=self.dtype)  # a traced loss counts by its value
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=self.dtype)
             values, sample_weight = squeeze_or_expand_to_same_rank(values, sample_weight)

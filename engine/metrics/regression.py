@@ -1,7 +1,11 @@
 """Regression metrics: running weighted means of the per-sample regression losses."""
 
-from engine.losses.regression import mean_absolute_error, mean_squared_error
-from engine.metrics.reduction import MeanMetricWrapper
+import numpy as np
+
+from engine.losses.loss import as_float_pair
+from engine.losses.regression import (cosine_similarity, mean_absolute_error, mean_absolute_percentage_error,
+                                      mean_squared_error, mean_squared_logarithmic_error)
+from engine.metrics.reduction import Mean, MeanMetricWrapper
 
 
 class MeanSquaredError(MeanMetricWrapper):
@@ -26,3 +30,63 @@ class MeanAbsoluteError(MeanMetricWrapper):
 
     def __init__(self, name="mean_absolute_error", dtype=None):
         super().__init__(mean_absolute_error, name=name, dtype=dtype)
+
+
+class MeanAbsolutePercentageError(MeanMetricWrapper):
+    """The mean absolute percentage error over everything seen.
+
+    Example:
+        >>> MeanAbsolutePercentageError()([[2.0, 4.0]], [[1.0, 5.0]])
+        37.5
+    """
+
+    def __init__(self, name="mean_absolute_percentage_error", dtype=None):
+        super().__init__(mean_absolute_percentage_error, name=name, dtype=dtype)
+
+
+class MeanSquaredLogarithmicError(MeanMetricWrapper):
+    """The mean squared logarithmic error over everything seen.
+
+    Example:
+        >>> round(MeanSquaredLogarithmicError()([[0.0, 1.0]], [[1.0, 1.0]]), 4)
+        0.2402
+    """
+
+    def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(mean_squared_logarithmic_error, name=name, dtype=dtype)
+
+
+class RootMeanSquaredError(Mean):
+    """The square root of the mean squared error over everything seen.
+
+    Example:
+        >>> RootMeanSquaredError()([[0.0, 1.0], [0.0, 0.0]], [[1.0, 1.0], [0.0, 0.0]])
+        0.5
+    """
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = as_float_pair(y_true, y_pred)
+        super().update_state(np.square(y_pred - y_true), sample_weight=sample_weight)
+
+    def result(self):
+        return float(np.sqrt(super().result()))
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The cosine similarity of labels and predictions along ``axis``, over everything seen.
+
+    Example:
+        >>> round(CosineSimilarity()([[0.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [1.0, 1.0]]), 4)
+        0.5
+    """
+
+    def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
+        super().__init__(_similarity, name=name, dtype=dtype, axis=axis)
+
+
+def _similarity(y_true, y_pred, axis=-1):
+    """Cosine similarity, 1 for aligned vectors (the loss is its negative)."""
+    return -cosine_similarity(y_true, y_pred, axis)

@@ -49,6 +49,7 @@ class Attention(Layer):
 
     min_inputs = 2
     max_inputs = 3
+    supports_masking = True
 
     def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)

@@ -56,11 +56,13 @@ class MultiHeadAttention(Layer):
         return_attention_scores: also return the attention probabilities
             ``(B, num_heads, T, S)`` (before dropout, as Keras).
         use_causal_mask: position i attends only to the positions j <= i.
-        mask: the inputs' masks ``[query_mask, value_mask, key_mask]``,
-            ``(B, T)`` and ``(B, S)`` booleans, filled in by the engine from
-            upstream layers (``Embedding(mask_zero=True)``) and combined with
-            ``attention_mask``. In Keras' form the engine knows only the
-            query's mask (used as value's and key's in self-attention).
+        query_mask, value_mask, key_mask: the inputs' masks, ``(B, T)`` and
+            ``(B, S)`` booleans, filled in by the engine from upstream layers
+            (``Embedding(mask_zero=True)``, ``Masking``) as in Keras, and
+            combined with ``attention_mask``.
+        mask: the same masks as a list ``[query_mask, value_mask, key_mask]``,
+            for the list form ``mha([query, value, key])``; a single mask is
+            the query's (and, in self-attention ``mha(x, x)``, every input's).
 
     Weights, in order, as in Keras 3: ``query/kernel`` ``(dim, num_heads, key_dim)``,
     ``query/bias`` ``(num_heads, key_dim)``, the same for ``key`` and for
@@ -79,6 +81,7 @@ class MultiHeadAttention(Layer):
 
     min_inputs = 1
     max_inputs = 3
+    supports_masking = True
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,
                  attention_axes=None, kernel_initializer="glorot_uniform", bias_initializer="zeros",
@@ -208,12 +211,13 @@ class MultiHeadAttention(Layer):
         query = input_shape[0] if isinstance(input_shape[0], (list, tuple)) else input_shape
         return tuple(query[:-1]) + (self._output_shape or (query[-1],))
 
-    def compute_output_spec(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False,
-                            use_causal_mask=False, mask=None):
+    def compute_output_spec(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
+                            attention_mask=None, return_attention_scores=False, use_causal_mask=False, mask=None):
         (query, value, key), self_attention, _ = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
-        self._check_masks(query.shape, value.shape, attention_mask, _input_masks(mask, self_attention))
+        input_masks = _input_masks(mask, self_attention, [query_mask, value_mask, key_mask])
+        self._check_masks(query.shape, value.shape, attention_mask, input_masks)
         output = KerasTensor(self.compute_output_shape(query.shape), self.dtype)
         if return_attention_scores:
             return [output, KerasTensor((query.shape[0], self.num_heads, query.shape[1], key.shape[1]), self.dtype)]
@@ -249,17 +253,17 @@ class MultiHeadAttention(Layer):
         return (query, value, key), False, "arguments"
 
     # ------------------------------------------------------------ the maths
-    def call(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False, training=False,
-             use_causal_mask=False, mask=None):
+    def call(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
+             attention_mask=None, return_attention_scores=False, training=False, use_causal_mask=False, mask=None):
         return self.forward(query, value, key, training, attention_mask, return_attention_scores, use_causal_mask,
-                            mask)[0]
+                            mask, query_mask, value_mask, key_mask)[0]
 
     def forward(self, query, value=None, key=None, training=True, attention_mask=None, return_attention_scores=False,
-                use_causal_mask=False, mask=None):
+                use_causal_mask=False, mask=None, query_mask=None, value_mask=None, key_mask=None):
         (query, value, key), self_attention, form = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
-        input_masks = _input_masks(mask, self_attention)
+        input_masks = _input_masks(mask, self_attention, [query_mask, value_mask, key_mask])
         if attention_mask is not None:
             attention_mask = np.asarray(attention_mask)
         self._check_masks(query.shape, value.shape, attention_mask, input_masks)
@@ -358,8 +362,12 @@ def _project_backward(x, kernel, bias, grad, grads):
     return (grad @ kernel.value.reshape(dim, -1).T).reshape(x.shape)
 
 
-def _input_masks(mask, self_attention):
-    """``[query_mask, value_mask, key_mask]`` from the ``mask`` argument (None where unknown)."""
+def _input_masks(mask, self_attention, argument_masks=(None, None, None)):
+    """``[query_mask, value_mask, key_mask]`` (None where unknown): the masks
+    given by argument in Keras' form, else from the ``mask`` argument."""
+    # In the list form mha([query, value]) the engine fills query_mask with the list's masks, as ``mask``.
+    if any(m is not None and not isinstance(m, (list, tuple)) for m in argument_masks):
+        return list(argument_masks)
     if mask is None:
         return [None, None, None]
     masks = list(mask) if isinstance(mask, (list, tuple)) else [mask]

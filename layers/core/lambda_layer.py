@@ -21,6 +21,9 @@ class Lambda(Layer):
         backward: ``backward(inputs, outputs, grad_outputs) -> grad_inputs``, the
             gradient of the inputs (the structure of ``inputs``).
         arguments: keyword arguments passed to ``function``.
+        mask: None (the layer drops masks), or ``mask(inputs, mask) -> mask``,
+            the mask of the outputs given the inputs and their mask, as Keras'
+            ``compute_mask`` (``lambda inputs, mask: mask`` passes it on).
 
     Example:
         >>> import numpy as np
@@ -29,7 +32,7 @@ class Lambda(Layer):
         array([[1., 9.]], dtype=float32)
     """
 
-    def __init__(self, function, output_shape=None, backward=None, arguments=None, **kwargs):
+    def __init__(self, function, output_shape=None, backward=None, arguments=None, mask=None, **kwargs):
         super().__init__(**kwargs)
         if not callable(function):
             raise ValueError(f"Lambda expects `function` to be callable. Received: function={function!r}.")
@@ -49,10 +52,17 @@ class Lambda(Layer):
             output_shape = tuple(output_shape)
         if arguments is not None and not isinstance(arguments, dict):
             raise ValueError(f"Lambda expects `arguments` to be a dict. Received: arguments={arguments!r}")
+        if mask is not None and not callable(mask):
+            raise ValueError(
+                "Lambda expects `mask` to be None or a callable mask(inputs, mask) -> mask, the mask of its "
+                f"outputs. Received: mask={mask!r}"
+            )
         self.function = function
         self._output_shape = output_shape
         self.backward_function = backward
         self.arguments = dict(arguments or {})
+        self.mask = mask
+        self.supports_masking = mask is not None
         self._passes_training = _takes_training(function)
 
     def compute_output_spec(self, *args, **kwargs):
@@ -73,6 +83,9 @@ class Lambda(Layer):
             return self._output_shape(input_shape)
         first = input_shape[0] if input_shape and isinstance(input_shape[0], tuple) else input_shape
         return (first[0],) + self._output_shape
+
+    def compute_mask(self, inputs, mask=None):
+        return None if self.mask is None else self.mask(inputs, mask)
 
     def call(self, inputs, training=False):
         if self._passes_training:
@@ -105,6 +118,7 @@ class Lambda(Layer):
             output_shape=function_name(output_shape) if callable(output_shape) else output_shape,
             backward=None if self.backward_function is None else function_name(self.backward_function),
             arguments=self.arguments,
+            mask=None if self.mask is None else function_name(self.mask),
         )
         return config
 
@@ -114,7 +128,7 @@ class Lambda(Layer):
         nothing else, with ``safe_mode=False`` also by importing ``module:qualname``."""
         config = dict(config)
         layer = config.get("name")
-        for key in ("function", "backward", "output_shape"):
+        for key in ("function", "backward", "output_shape", "mask"):
             if isinstance(config.get(key), str):
                 config[key] = resolve_function(config[key], f"Lambda layer {layer!r}")
         return cls(**config)

@@ -43,6 +43,7 @@ class Embedding(Layer):
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero
 
     def build(self, input_shape):
         self.embeddings = self.add_weight(

@@ -3,6 +3,7 @@
 import numpy as np
 
 from engine import Layer
+from layers.merging._masks import merge_masks
 
 
 class Concatenate(Layer):
@@ -18,6 +19,7 @@ class Concatenate(Layer):
     """
 
     min_inputs = 2
+    supports_masking = True
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
@@ -56,6 +58,29 @@ class Concatenate(Layer):
                 raise ValueError(mismatch)
             output_shape.append(known.pop() if known else None)
         return tuple(output_shape)
+
+    def compute_mask(self, inputs, mask=None):
+        """The inputs' masks joined along ``axis`` (all True for an input
+        without one), then reduced over the last axis with a logical or, as
+        in Keras 3: ``(batch, steps)`` masks of sequences joined on features
+        give their or, joined on steps give their concatenation."""
+        masks = merge_masks(self, inputs, mask)
+        if masks is None or all(m is None for m in masks):
+            return None
+        full = []
+        for x, m in zip(inputs, masks):
+            if m is None:
+                m = np.ones(np.shape(x), bool)
+            elif np.ndim(m) < np.ndim(x):
+                try:
+                    m = np.broadcast_to(np.expand_dims(np.asarray(m, bool), -1), np.shape(x))
+                except ValueError:
+                    raise ValueError(
+                        f"Layer {self.name!r} (Concatenate) received a mask of shape {np.shape(m)} for an input of "
+                        f"shape {np.shape(x)}: a mask covers the input's leading axes, such as (batch, timesteps)."
+                    ) from None
+            full.append(np.asarray(m, bool))
+        return np.any(np.concatenate(full, axis=self.axis), axis=-1)
 
     def call(self, inputs, training=False):
         return np.concatenate(inputs, axis=self.axis)

@@ -30,6 +30,7 @@ class Dot(Layer):
 
     min_inputs = 2
     max_inputs = 2
+    supports_masking = True
 
     def __init__(self, axes, normalize=False, **kwargs):
         super().__init__(**kwargs)
@@ -95,6 +96,10 @@ class Dot(Layer):
                 f"{shape_x} and {shape_y}). If your inputs are not batched, add a dummy batch dimension."
             )
         return axis_x, axis_y
+
+    def compute_mask(self, inputs, mask=None):
+        """None: the axes the masks were over are contracted away."""
+        return None
 
     def call(self, inputs, training=False):
         return self.forward(inputs, training)[0]

@@ -13,6 +13,7 @@ import numpy as np
 
 from engine import Layer
 from engine.ops import broadcast_shapes, unbroadcast
+from layers.merging._masks import merge_masks
 
 
 class _Merge(Layer):
@@ -22,6 +23,7 @@ class _Merge(Layer):
     the latter returning one gradient per input, in the output's shape."""
 
     min_inputs = 2
+    supports_masking = True
 
     def build(self, input_shape):
         self.compute_output_shape(input_shape)
@@ -42,6 +44,13 @@ class _Merge(Layer):
                 f"Received shapes {shapes}"
             ) from None
         return (batch_sizes.pop() if batch_sizes else None,) + sample_shape
+
+    def compute_mask(self, inputs, mask=None):
+        """The logical or of the inputs' masks; None unless every input has one (Keras 3)."""
+        masks = merge_masks(self, inputs, mask)
+        if masks is None or any(m is None for m in masks):
+            return None
+        return functools.reduce(np.logical_or, masks)
 
     def call(self, inputs, training=False):
         return self._merge(_align_ranks(inputs))
@@ -130,9 +139,48 @@ class Average(_Merge):
         return [grad_output / len(inputs)] * len(inputs)
 
 
-class Maximum(_Merge):
-    """Takes the elementwise maximum of its inputs; the gradient of each output
-    element goes to the input that holds the maximum (the first one on ties).
+class _Extreme(_Merge):
+    """Maximum and Minimum. As in Keras 3, masked elements take no part: an
+    input's masked steps are replaced by the running result and the running
+    result's masked steps by the input, so an element holds the extreme of
+    the inputs unmasked there (the first input's value where every input is
+    masked). The gradient of each output element goes to the input it came
+    from (the first one on ties)."""
+
+    _better = None  # np.greater or np.less: whether a new value replaces the running one
+
+    def call(self, inputs, training=False, mask=None):
+        return self.forward(inputs, training, mask)[0]
+
+    def forward(self, inputs, training=True, mask=None):
+        aligned = _align_ranks(inputs)
+        masks = merge_masks(self, inputs, mask) or [None] * len(inputs)
+        output, source = aligned[0], np.zeros((), np.intp)
+        output_mask = _steps_mask(masks[0], output)
+        for index, (x, step_mask) in enumerate(zip(aligned[1:], masks[1:]), 1):
+            step_mask, x_source = _steps_mask(step_mask, x), np.intp(index)
+            if step_mask is not None:
+                x, x_source = np.where(step_mask, x, output), np.where(step_mask, x_source, source)
+            if output_mask is not None:
+                output, source = np.where(output_mask, output, x), np.where(output_mask, source, x_source)
+            output_mask = None if step_mask is None or output_mask is None else output_mask | step_mask
+            better = self._better(x, output)
+            output, source = np.where(better, x, output), np.where(better, x_source, source)
+        return output, (inputs, source)
+
+    def backward(self, cache, grad_outputs):
+        inputs, source = cache
+        return [unbroadcast(np.where(source == index, grad_outputs, 0), a.shape).reshape(x.shape)
+                for index, (a, x) in enumerate(zip(_align_ranks(inputs), inputs))], {}
+
+
+def _steps_mask(mask, x):
+    """A ``(batch, steps)`` mask broadcast over the features of ``x``, or None."""
+    return None if mask is None else np.broadcast_to(np.expand_dims(np.asarray(mask, bool), -1), x.shape)
+
+
+class Maximum(_Extreme):
+    """Takes the elementwise maximum of its inputs (of the unmasked ones, with masks).
 
     Example:
         >>> import numpy as np
@@ -140,16 +188,11 @@ class Maximum(_Merge):
         array([[3., 5.]], dtype=float32)
     """
 
-    def _merge(self, inputs):
-        return functools.reduce(np.maximum, inputs)
-
-    def _merge_gradients(self, inputs, output, grad_output):
-        return _winner_gradients(inputs, output, grad_output)
+    _better = staticmethod(np.greater)
 
 
-class Minimum(_Merge):
-    """Takes the elementwise minimum of its inputs; the gradient of each output
-    element goes to the input that holds the minimum (the first one on ties).
+class Minimum(_Extreme):
+    """Takes the elementwise minimum of its inputs (of the unmasked ones, with masks).
 
     Example:
         >>> import numpy as np
@@ -157,22 +200,7 @@ class Minimum(_Merge):
         array([[1., 2.]], dtype=float32)
     """
 
-    def _merge(self, inputs):
-        return functools.reduce(np.minimum, inputs)
-
-    def _merge_gradients(self, inputs, output, grad_output):
-        return _winner_gradients(inputs, output, grad_output)
-
-
-def _winner_gradients(inputs, output, grad_output):
-    """Routes each output gradient to the first input whose value equals the output."""
-    taken = np.zeros(output.shape, dtype=bool)
-    grads = []
-    for x in inputs:
-        wins = (x == output) & ~taken
-        taken |= wins
-        grads.append(np.where(wins, grad_output, 0))
-    return grads
+    _better = staticmethod(np.less)
 
 
 def add(inputs, **kwargs):

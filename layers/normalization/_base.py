@@ -62,6 +62,8 @@ class _AffineNormalization(Layer):
     ``_add_scale_and_offset``.
     """
 
+    supports_masking = True
+
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                  beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint, **kwargs):
         super().__init__(**kwargs)

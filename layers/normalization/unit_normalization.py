@@ -21,6 +21,8 @@ class UnitNormalization(Layer):
         array([[0.6, 0.8]], dtype=float32)
     """
 
+    supports_masking = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = check_axis(axis)

@@ -7,6 +7,7 @@ import numpy as np
 from engine import InputSpec, Layer
 from layers.convolutional._base import from_channels_last, to_channels_last
 from layers._arguments import standardize_data_format
+from layers._masks import checked_mask
 
 
 class _GlobalPooling(Layer):
@@ -50,7 +51,9 @@ class _GlobalAveragePooling(_GlobalPooling):
         if mask is None:
             size = math.prod(inputs.shape[a] for a in self._axes)
             return np.mean(inputs, axis=self._axes, keepdims=self.keepdims), (inputs.shape, 1.0 / size)
-        weights = np.expand_dims(np.asarray(mask, bool), 2 if self.data_format == "channels_last" else 1)
+        steps_axis = 1 if self.data_format == "channels_last" else 2
+        mask = checked_mask(self, mask, (inputs.shape[0], inputs.shape[steps_axis]), inputs.shape)
+        weights = np.expand_dims(mask, 2 if self.data_format == "channels_last" else 1)
         counts = np.sum(weights, axis=self._axes, keepdims=True).astype(inputs.dtype)
         pooled = np.sum(np.where(weights, inputs, 0), axis=self._axes, keepdims=True) / counts
         return (pooled if self.keepdims else np.squeeze(pooled, self._axes)), (inputs.shape, weights / counts)
@@ -98,8 +101,14 @@ class GlobalAveragePooling1D(_GlobalAveragePooling):
         (2, 3)
     """
 
+    supports_masking = True
+
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(1, data_format, keepdims, **kwargs)
+
+    def compute_mask(self, inputs, mask=None):
+        """None: the steps the mask was over are averaged away."""
+        return None
 
     def call(self, inputs, training=False, mask=None):
         return self.forward(inputs, training=training, mask=mask)[0]

@@ -24,6 +24,7 @@ import numpy as np
 
 from engine import ArgumentGradients, Layer, constraints, initializers, regularizers
 from layers import activations
+from layers._masks import checked_mask
 from layers.core.seed_generator import SeedGenerator
 
 
@@ -83,6 +84,7 @@ class _Recurrent(Layer):
 
     _gates = 1
     _num_states = 1
+    supports_masking = True
 
     def __init__(self, units, activation, use_bias, kernel_initializer, recurrent_initializer, bias_initializer,
                  kernel_regularizer, recurrent_regularizer, bias_regularizer, kernel_constraint,
@@ -239,7 +241,7 @@ class _Recurrent(Layer):
         # Time-major, in processing order, so that step t reads contiguous rows.
         x = sequences.transpose(1, 0, 2)
         mask = first_mask(mask)
-        keep = None if mask is None else np.asarray(mask, bool).T[:, :, None]
+        keep = None if mask is None else checked_mask(self, mask, (batch, steps), sequences.shape).T[:, :, None]
         if self.go_backwards:
             x = x[::-1]
             keep = None if keep is None else keep[::-1]

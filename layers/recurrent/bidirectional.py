@@ -41,6 +41,8 @@ class Bidirectional(Layer):
         (2, 5, 8)
     """
 
+    supports_masking = True
+
     def __init__(self, layer, merge_mode="concat", backward_layer=None, **kwargs):
         for name, value in (("layer", layer), ("backward_layer", backward_layer)):
             if value is not None and not isinstance(value, _Recurrent):

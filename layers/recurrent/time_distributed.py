@@ -2,8 +2,11 @@
 
 import inspect
 
+import numpy as np
+
 from engine import Layer
 from engine.functional_config import deserialize_layer, serialize_layer
+from layers._masks import checked_mask
 
 
 class TimeDistributed(Layer):
@@ -62,7 +65,11 @@ class TimeDistributed(Layer):
         """The inputs with time folded into the batch, and the wrapped layer's mask argument."""
         self._slice_shape(inputs.shape)
         folded = inputs.reshape((-1, *inputs.shape[2:]))
-        if mask is None or not self._layer_takes_mask:
+        if mask is None:
+            return folded, {}
+        mask = np.asarray(mask)
+        mask = checked_mask(self, mask, inputs.shape[:2] + mask.shape[2:], inputs.shape)  # (batch, time, ...)
+        if not self._layer_takes_mask:
             return folded, {}
         return folded, {"mask": mask.reshape((-1, *mask.shape[2:]))}
 

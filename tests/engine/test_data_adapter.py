@@ -24,8 +24,9 @@ def test_numbers_are_cast_between_kinds_and_other_values_are_refused_by_name():
     ints = cast_input(np.array([[1, 2]]), "float32", "Input 0 of model 'm'")
     assert ints.dtype == np.float32
     assert cast_input(np.array([True, False]), "int32", "x").dtype == np.int32
-    floats = np.ones(2, "float64")
-    assert cast_input(floats, "float32", "x") is floats  # same kind: the layers cast floats themselves
+    assert cast_input(np.ones(2, "float64"), "float16", "x").dtype == np.float16  # to the Input's dtype, as Keras
+    floats = np.ones(2, "float32")
+    assert cast_input(floats, "float32", "x") is floats  # no copy when the dtype already fits
     words = np.array(["a", "b"], dtype="S1")
     assert cast_input(words, "S2", "x") is words  # an input made for strings takes strings
     cases = [

@@ -41,10 +41,12 @@ def test_dict_inputs_and_outputs():
     out = model({"b": np.ones((2, 3)), "a": np.zeros((2, 2))})
     assert set(out) == {"total", "a_copy"}
     np.testing.assert_array_equal(out["a_copy"], np.zeros((2, 2)))
-    # A list is mapped by position, a dict by input name.
-    out_list = model([np.zeros((2, 2)), np.ones((2, 3))])
+    # A dict is matched by the model's keys; a list is taken in sorted-key order, with Keras' warning.
+    with pytest.warns(UserWarning, match="The structure of `inputs` doesn't match the expected structure"):
+        out_list = model([np.zeros((2, 2)), np.ones((2, 3))])
     np.testing.assert_array_equal(out_list["total"], out["total"])
-    with pytest.raises(ValueError, match=r"expects inputs named \['a', 'b'\]; received keys \['a'\] \(missing: \['b'\]"):
+    with pytest.raises(ValueError, match=r'Missing data for input "b" of model .*keys \[\'a\'\]. Expected the '
+                                         r"following keys: \['a', 'b'\]"):
         model({"a": np.zeros((2, 2))})
 
 

@@ -267,3 +267,105 @@ def test_models_nested_100000_deep_are_refused_without_exhausting_the_stack():
         }
     with pytest.raises(ModelFormatError, match="the config nests too deeply for Python's stack"):
         Functional.from_config(config)
+
+
+# ------------------------------------------------------- Keras parity of configs (issue 12, point 8)
+def _tuple_model():
+    x = Input(shape=(3,), name="x")
+    return Model(x, (Dense(2, name="a")(x), Dense(1, name="b")(x)))
+
+
+def test_tuple_outputs_come_back_as_tuples_from_memory_json_files_and_pickles(tmp_path):
+    import pickle
+
+    from engine import load_model, model_from_json
+
+    model = _tuple_model()
+    x = np.ones((2, 3), "float32")
+    assert isinstance(model.output, tuple) and isinstance(model(x), tuple)
+    model.save(tmp_path / "m.nw")
+    for rebuilt in (Functional.from_config(model.get_config()),
+                    Functional.from_config(json.loads(json.dumps(model.get_config()))),
+                    model_from_json(model.to_json()), load_model(tmp_path / "m.nw"), pickle.loads(pickle.dumps(model))):
+        assert isinstance(rebuilt.output, tuple) and isinstance(rebuilt(x), tuple)
+    # Written as Keras writes a tuple in JSON.
+    assert model.get_config()["output_layers"] == {"class_name": "__tuple__",
+                                                   "config": {"value": [["a", 0, 0], ["b", 0, 0]]}}
+
+
+def test_a_config_made_in_memory_by_keras_with_tuples_is_read():
+    import keras
+
+    kx = keras.Input((3,), name="x")
+    theirs = keras.Model(kx, (keras.layers.Dense(2, name="a")(kx), keras.layers.Dense(1, name="b")(kx)))
+    assert isinstance(theirs.get_config()["output_layers"], tuple)
+    config = _tuple_model().get_config()
+    config["output_layers"] = theirs.get_config()["output_layers"]  # (['a', 0, 0], ['b', 0, 0])
+    assert isinstance(Functional.from_config(config).output, tuple)
+
+
+def test_configs_with_batch_input_shape_build_the_model():
+    dense_first = {"name": "s", "layers": [
+        {"class_name": "Dense", "config": {"units": 2, "name": "d", "batch_input_shape": [None, 3]}},
+        {"class_name": "Dense", "config": {"units": 1, "name": "d2"}}]}
+    model = Sequential.from_config(dense_first)
+    # Keras' legacy loader reads this as input_shape=[None, 3] and builds for (None, None, 3); we keep the batch shape.
+    assert model.built and model.input_shape == (None, 3) and model.output_shape == (None, 1)
+    input_first = {"name": "s", "layers": [
+        {"class_name": "InputLayer", "config": {"batch_input_shape": [None, 3], "name": "inp", "dtype": "float32"}},
+        {"class_name": "Dense", "config": {"units": 2, "name": "d"}}]}
+    assert Sequential.from_config(input_first).input_shape == (None, 3)
+    functional = {"name": "f", "layers": [
+        {"class_name": "InputLayer", "name": "inp", "inbound_nodes": [],
+         "config": {"batch_input_shape": [None, 3], "dtype": "float32", "name": "inp"}},
+        {"class_name": "Dense", "name": "d", "config": {"units": 2, "name": "d"},
+         "inbound_nodes": [{"args": [{"__tensor__": ["inp", 0, 0]}]}]}],
+        "input_layers": ["inp", 0, 0], "output_layers": ["d", 0, 0]}
+    model = Model.from_config(functional)
+    assert model.input_shape == (None, 3) and model.output_shape == (None, 2)
+
+
+class _Scale(__import__("engine").Layer):
+    def __init__(self, factor=2.0, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def call(self, inputs):
+        return inputs * self.factor
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}
+
+
+class _Wrapper(__import__("engine").Layer):
+    """A custom layer whose config holds another custom layer's config."""
+
+    def __init__(self, inner, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = inner if isinstance(inner, _Scale) else replay.deserialize_layer(inner)
+
+    def call(self, inputs):
+        return self.inner(inputs) + 1.0
+
+    def get_config(self):
+        return {**super().get_config(), "inner": replay.serialize_layer(self.inner)}
+
+
+def test_nested_custom_layers_load_with_custom_objects_only():
+    from engine.registry import registered_name
+
+    assert registered_name(_Scale) is None and registered_name(_Wrapper) is None
+    inner_in = Input(shape=(3,))
+    inner = Model(inner_in, _Scale(3.0)(inner_in), name="inner")
+    x = Input(shape=(3,))
+    model = Model(x, _Wrapper(_Scale(0.5))(inner(x)))
+    config = json.loads(json.dumps(model.get_config()))
+    with pytest.raises(ModelFormatError, match="Unknown layer type: '_Scale'"):
+        Model.from_config(config)
+    rebuilt = Model.from_config(config, custom_objects={"_Scale": _Scale, "_Wrapper": _Wrapper})
+    data = np.ones((2, 3), "float32")
+    np.testing.assert_array_equal(rebuilt(data), model(data))
+    assert isinstance(rebuilt.layers[-1].inner, _Scale) and rebuilt.layers[-1].inner.factor == 0.5
+    # The scope ends with the call: the names are not registered.
+    with pytest.raises(ModelFormatError):
+        Model.from_config(config)

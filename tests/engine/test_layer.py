@@ -166,7 +166,8 @@ def test_shape_inference_failure_names_the_layer_and_the_fix():
         def call(self, inputs):
             return inputs @ np.ones((5, 2))
 
-    with pytest.raises(ValueError, match="Layer 'broken' .* defines no compute_output_shape.*zero batch of shapes \\[\\(1, 3\\)\\].*Define compute_output_shape"):
+    with pytest.raises(ValueError, match="(?s)calling layer 'broken' \\(Broken\\).*matmul.*defines no compute_output_shape.*"
+                                         "zero batch of shapes \\[\\(1, 3\\)\\].*define compute_output_shape"):
         Broken()(Input(shape=(3,)))
 
 

@@ -68,11 +68,14 @@ def test_config_round_trip(regularizer):
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="L1 expects l1 to be a non-negative number, received -0.1"):
+    with pytest.raises(ValueError, match=r"Invalid value for argument l1: expected a non-negative float\. "
+                                         r"L1 received l1=-0\.1"):
         regularizers.L1(-0.1)
-    with pytest.raises(ValueError, match="L1L2 expects l2 to be a non-negative number, received 'a'"):
+    with pytest.raises(ValueError, match="Invalid value for argument l2: .* L1L2 received l2='a'"):
         regularizers.L1L2(l2="a")
-    with pytest.raises(ValueError, match=r"Unknown regularizer: 'l1l2' .*Did you mean 'l1_l2'\?"):
-        regularizers.get("l1l2")
+    with pytest.raises(ValueError, match="Invalid value for argument l2: .* L2 received l2=nan"):
+        regularizers.L2(float("nan"))
+    with pytest.raises(ValueError, match=r"Unknown regularizer: 'l1_l3' .*Did you mean 'l1_l2'\?"):
+        regularizers.get("l1_l3")
     with pytest.raises(TypeError, match="Could not interpret regularizer identifier"):
         regularizers.get(0.1)

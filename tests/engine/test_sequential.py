@@ -45,10 +45,12 @@ def test_add_and_pop():
     assert model(np.ones((1, 3))).shape == (1, 4)
     model.add(Dense(5))
     assert model(np.ones((1, 3))).shape == (1, 5)
-    with pytest.raises(TypeError, match="Only instances of Layer can be added .* Received: 3"):
+    with pytest.raises(ValueError, match="Only instances of Layer can be added .* received 3 \\(of type int\\)"):
         model.add(3)
-    with pytest.raises(ValueError, match="InputLayer can only be the first layer"):
+    with pytest.raises(ValueError, match="already been configured to use input shape \\(None, 3\\)"):
         model.add(Input(shape=(3,)))
+    with pytest.raises(ValueError, match="InputLayer can only be the first layer"):
+        Sequential([Dense(2), Input(shape=(3,))])
 
 
 def test_sequential_is_a_functional_model_and_nests():
@@ -71,3 +73,18 @@ def test_seeded_weights_are_reproducible():
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(first[0], third[0])
+
+
+@pytest.mark.parametrize("layer_by_layer", [False, True])
+def test_a_sub_model_may_end_inside_a_nested_sequential_however_it_was_built(layer_by_layer):
+    if layer_by_layer:  # add() maps the graph again each time, from the same Input
+        block = Sequential()
+        for layer in (Input((2,)), Dense(3, name="a"), Dense(4), Dense(5)):
+            block.add(layer)
+        block.pop()
+    else:
+        block = Sequential([Input((2,)), Dense(3, name="a"), Dense(4)])
+    x = Input((2,))
+    block(x)
+    inner = Model(x, block.get_layer("a").output)
+    np.testing.assert_allclose(inner(np.ones((1, 2))), block.get_layer("a")(np.ones((1, 2))), rtol=1e-6)

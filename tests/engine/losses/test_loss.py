@@ -123,3 +123,23 @@ def test_targets_that_broadcast_against_the_output_get_a_gradient_of_the_output_
     assert_matches_keras(MeanSquaredError(), keras.losses.MeanSquaredError(), y_true, y_pred)
     assert MeanSquaredError().gradient(y_true, y_pred).shape == (5, 1)
     assert_gradient_matches_finite_differences(MeanSquaredError(), y_true.astype("float64"), y_pred)
+
+
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", None])
+def test_a_loss_called_inside_a_gradient_tape_is_differentiated(reduction):
+    from engine import GradientTape
+
+    y_true, y_pred = data()
+    weights = np.array([0.5, 2.0, 0.0, 1.0], "float32")
+    loss = MeanSquaredError(reduction=reduction)
+    upstream = np.array([1.0, -2.0, 3.0, 0.5], "float32") if reduction is None else None
+    with GradientTape() as tape:
+        traced = tape.watch(y_pred)
+        value = loss(y_true, traced, sample_weight=weights)
+    np.testing.assert_allclose(np.asarray(value.value), loss(y_true, y_pred, weights))
+    received = tape.gradient(value, traced, output_gradients=upstream)
+    with GradientTape() as tape:  # the same loss written out in NumPy, traced op by op
+        traced = tape.watch(y_pred)
+        per_sample = np.mean(np.square(y_true - traced), axis=-1) * weights
+        expected_value = per_sample if reduction is None else np.sum(per_sample) / {"sum": 1}.get(reduction, 4)
+    np.testing.assert_allclose(received, tape.gradient(expected_value, traced, output_gradients=upstream), rtol=1e-6)

@@ -2,12 +2,13 @@ import jax
 import numpy as np
 import pytest
 
-from engine.losses import (CosineSimilarity, Huber, MeanAbsoluteError, MeanSquaredError, cosine_similarity, huber,
-                           mean_absolute_error, mean_squared_error)
+from engine.losses import (CosineSimilarity, Huber, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,
+                           MeanSquaredLogarithmicError, cosine_similarity, huber, mean_absolute_error,
+                           mean_squared_error)
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 CASES = [(MeanSquaredError, {}), (MeanAbsoluteError, {}), (Huber, {}), (Huber, {"delta": 0.3}),
-         (CosineSimilarity, {})]
+         (CosineSimilarity, {}), (MeanAbsolutePercentageError, {}), (MeanSquaredLogarithmicError, {})]
 REDUCTIONS = ["sum_over_batch_size", "sum", "mean_with_sample_weight", None]
 WEIGHTS = {
     "no weights": None,

@@ -7,7 +7,7 @@ from engine import metrics
 from tests.engine.metrics.oracle import keras
 
 NAMES = {
-    "accuracy": metrics.Accuracy, "acc": metrics.Accuracy, "binary_accuracy": metrics.BinaryAccuracy,
+    "accuracy": metrics.Accuracy, "binary_accuracy": metrics.BinaryAccuracy,
     "categorical_accuracy": metrics.CategoricalAccuracy,
     "sparse_categorical_accuracy": metrics.SparseCategoricalAccuracy,
     "top_k_categorical_accuracy": metrics.TopKCategoricalAccuracy,

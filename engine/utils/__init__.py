@@ -1,6 +1,11 @@
-"""Global random state: one seed makes weights and dropout masks reproducible."""
+"""Utilities: the global random state and session, and the data helpers Keras
+examples call (``to_categorical``, ``normalize``, ``pad_sequences``, ``split_dataset``)."""
 
 import numpy as np
+
+from engine.utils.dataset import split_dataset
+from engine.utils.numerical import normalize, to_categorical
+from engine.utils.sequences import pad_sequences
 
 _generator = np.random.default_rng()
 
@@ -28,3 +33,7 @@ def clear_session() -> None:
     from engine.naming import reset_names
 
     reset_names()
+
+
+__all__ = ["set_random_seed", "random_generator", "clear_session", "to_categorical", "normalize", "pad_sequences",
+           "split_dataset"]

@@ -1,0 +1,57 @@
+"""Probabilistic metrics: running weighted means of the crossentropies and the
+Kullback-Leibler divergence."""
+
+from engine.losses.probabilistic import (binary_crossentropy, categorical_crossentropy, kl_divergence,
+                                         sparse_categorical_crossentropy)
+from engine.metrics.reduction import MeanMetricWrapper
+
+
+class BinaryCrossentropy(MeanMetricWrapper):
+    """The binary crossentropy over everything seen.
+
+    Example:
+        >>> round(BinaryCrossentropy()([[0, 1], [0, 0]], [[0.6, 0.4], [0.4, 0.6]]), 4)
+        0.8149
+    """
+
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0):
+        super().__init__(binary_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(MeanMetricWrapper):
+    """The categorical crossentropy of one-hot labels over everything seen.
+
+    Example:
+        >>> round(CategoricalCrossentropy()([[0, 1, 0], [0, 0, 1]], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]]), 4)
+        1.1769
+    """
+
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0, axis=-1):
+        super().__init__(categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(MeanMetricWrapper):
+    """The categorical crossentropy of integer labels over everything seen.
+
+    Example:
+        >>> round(SparseCategoricalCrossentropy()([1, 2], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]]), 4)
+        1.1769
+    """
+
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False, ignore_class=None):
+        super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         ignore_class=ignore_class)
+
+
+class KLDivergence(MeanMetricWrapper):
+    """The Kullback-Leibler divergence over everything seen.
+
+    Example:
+        >>> round(KLDivergence()([[0.2, 0.8]], [[0.5, 0.5]]), 4)
+        0.1927
+    """
+
+    def __init__(self, name="kl_divergence", dtype=None):
+        super().__init__(kl_divergence, name=name, dtype=dtype)

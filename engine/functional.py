@@ -96,14 +96,14 @@ class Functional(Model):
         return [t._keras_history.layer.name for t in outputs]
 
     # ------------------------------------------------------------- execution
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=False, mask=None):
         arrays = self._standardize_inputs(inputs)
-        return self._pack_outputs(self.plan.run(arrays, training=training))
+        return self._pack_outputs(self.plan.run(arrays, training=training, masks=self._input_masks(inputs, mask)))
 
-    def forward(self, inputs, training=True):
+    def forward(self, inputs, training=True, mask=None):
         # Floats keep their precision here: gradient_check runs the model in float64.
         arrays = self._standardize_inputs(inputs, cast_floats=False)
-        outputs, tape = self.plan.forward(arrays, training=training)
+        outputs, tape = self.plan.forward(arrays, training=training, masks=self._input_masks(inputs, mask))
         tape.inputs = inputs
         return self._pack_outputs(outputs), tape
 
@@ -119,6 +119,26 @@ class Functional(Model):
             if grad is not None and leaves[position] is not None:
                 grads[position] = np.reshape(grad, np.shape(leaves[position]))  # undoes a rank adjustment
         return tree.pack_as(inputs, grads), grad_weights
+
+    def compute_mask(self, inputs, mask=None):
+        """The masks of the outputs, as the layers inside compute them from
+        ``inputs`` and their ``mask`` (in the inputs' structure); None when
+        no output carries one. Runs the graph again: masks depend on values."""
+        if mask is None and not self.plan.uses_masks:
+            return None
+        masks = self.plan.output_masks(self._standardize_inputs(inputs), self._input_masks(inputs, mask))
+        return None if all(m is None for m in masks) else self._pack_outputs(masks)
+
+    def _may_make_masks(self):
+        return self.plan.uses_masks
+
+    def _input_masks(self, inputs, mask):
+        """``mask`` (in the structure of ``inputs``) as the plan takes it: one
+        entry per model input, in input order; None for no mask."""
+        if mask is None:
+            return None
+        leaves = tree.flatten(mask)
+        return [leaves[position] for position in self._input_positions(inputs, warn=False)]
 
     def compute_output_spec(self, inputs, **kwargs):
         """The outputs (KerasTensors, in the output structure) for symbolic
@@ -429,8 +449,10 @@ def _specs_for_shapes(shapes, model_name):
 
 
 def _check_shape(received, expected, index, input_name, model_name):
+    """Checks every axis but the batch axis, as Keras' input spec for a model does:
+    data is fed in batches of any size, even to an Input(batch_shape=...)."""
     if len(received) != len(expected) or any(
-        e is not None and r is not None and e != r for e, r in zip(expected, received)
+        e is not None and r is not None and e != r for e, r in zip(expected[1:], received[1:])
     ):
         raise ValueError(
             f"Input {index} ({input_name!r}) of model {model_name!r} is incompatible with the model: "

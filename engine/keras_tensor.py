@@ -26,7 +26,9 @@ class KerasTensor:
 
     It carries a ``shape`` (the batch dimension is ``None``), a ``dtype``, a
     ``name`` and ``_keras_history``, the ``(layer, node_index, tensor_index)``
-    triple that links it to the graph. It is immutable and hashed by identity.
+    triple that links it to the graph. ``_keras_mask``, as in Keras, is the
+    spec of the mask the tensor will carry when run (a bool KerasTensor outside
+    the graph), or None. It is immutable and hashed by identity.
 
     Python operators add op layers to the graph (``x + 1``, ``x < y``,
     ``x & y``, ``abs(x)``, ``x[:, 0]``, ``x.reshape((-1, 2))``...), as in
@@ -44,7 +46,7 @@ class KerasTensor:
         'bool'
     """
 
-    __slots__ = ("_shape", "_dtype", "_name", "_keras_history")
+    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask")
     __array_ufunc__ = None  # so `ndarray + KerasTensor` defers to our operators
 
     def __init__(self, shape, dtype="float32", name=None):
@@ -52,6 +54,7 @@ class KerasTensor:
         object.__setattr__(self, "_dtype", dtype_name(dtype))
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_keras_history", None)
+        object.__setattr__(self, "_keras_mask", None)
 
     @property
     def shape(self):
@@ -78,6 +81,10 @@ class KerasTensor:
         object.__setattr__(self, "_keras_history", KerasHistory(layer, node_index, tensor_index))
         if self._name is None:
             object.__setattr__(self, "_name", f"{layer.name}[{node_index}][{tensor_index}]")
+
+    def _set_mask(self, mask):
+        """Records the spec of the mask this tensor will carry (set once, by the layer call that made it)."""
+        object.__setattr__(self, "_keras_mask", mask)
 
     def _mark_graph_entry(self):
         """Gives a tensor made directly (``KerasTensor(shape)``), on its first use

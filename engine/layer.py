@@ -32,9 +32,10 @@ import numpy as np
 from engine import constraints, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
-from engine.autodiff import Traced, TracingError, record_op, recording, untraced
+from engine.autodiff import Traced, record_op, recording, untraced
+from engine.call_errors import raise_in_call_context
 from engine.keras_tensor import KerasTensor
-from engine.layer_tracing import (TracedCall, call_training, inside_traced_call, recorded_call, traced_backward,
+from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call, traced_backward,
                                   traced_forward)
 from engine.load_limits import charge_weight
 from engine.module import Module
@@ -102,7 +103,8 @@ class Layer(Module):
     #: Bounds on the number of input tensors (Caffe's Min/MaxBottomBlobs); None means no bound.
     min_inputs = None
     max_inputs = None
-    #: Whether the layer passes its input's mask on unchanged (Dense, Dropout, ...).
+    #: Whether the layer keeps masks: passes its input's mask on unchanged (Dense, Dropout, ...) or,
+    #: when it defines ``compute_mask`` (then True by default, as in Keras), computes its own.
     supports_masking = False
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
@@ -132,6 +134,8 @@ class Layer(Module):
         # (layer.build(shape)) is built, as in Keras.
         super().__init_subclass__(**kwargs)
         register_builtin(cls)
+        if "compute_mask" in cls.__dict__ and "supports_masking" not in cls.__dict__:
+            cls.supports_masking = True  # a layer that computes its mask supports masking, as in Keras
         if "build" in cls.__dict__:
             build = cls.__dict__["build"]
 
@@ -237,10 +241,27 @@ class Layer(Module):
     @property
     def losses(self):
         """The losses this layer and its sub-layers added in their last call
-        (``add_loss``), then the current penalties of the trainable weights'
-        regularizers, as floats (Keras 3)."""
-        added = [float(untraced(loss)) for loss in self._added_loss_values()]
-        return added + [v.regularizer(v.value) for v in self.trainable_weights if v.regularizer is not None]
+        (``add_loss``), then the penalties of the trainable weights'
+        regularizers (Keras 3). Floats; inside a ``GradientTape`` they are
+        traced values instead, so ``tape.gradient`` differentiates them."""
+        added = self._added_loss_values()
+        if recording():
+            return list(added) + self._weight_penalties()
+        return [float(untraced(loss)) for loss in added] + self._weight_penalties()
+
+    def _weight_penalties(self):
+        """The regularizer penalty of each trainable weight that has one;
+        recorded with the regularizer's gradient while a tape records."""
+        penalties = []
+        for v in self.trainable_weights:
+            if v.regularizer is None:
+                continue
+            penalty = v.regularizer(v.value)
+            if recording():
+                (penalty,) = record_op(lambda g, v=v: ([], {v: v.regularizer.gradient(v.value) * g[0]}),
+                                       [], [np.asarray(penalty, v.dtype)], [v], name=f"the penalty of {v.path}")
+            penalties.append(penalty)
+        return penalties
 
     def add_loss(self, loss):
         """Adds a scalar to the training loss, from inside ``call`` (a penalty on
@@ -341,6 +362,10 @@ class Layer(Module):
         ``supports_masking``, and is dropped otherwise."""
         return mask if self.supports_masking else None
 
+    def _may_make_masks(self):
+        """Whether outputs may carry a mask that the inputs lack (the layer defines ``compute_mask``)."""
+        return type(self).compute_mask is not Layer.compute_mask
+
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
         the layer defines it, else by running ``call`` once on a zero batch."""
@@ -435,13 +460,13 @@ class Layer(Module):
     def _eager_call(self, args, kwargs, flat_inputs):
         if recording():
             return self._recorded_eager_call(args, kwargs, flat_inputs)
-        if not inside_traced_call():
+        if not inside_layer_call():
             self._clear_added_losses()
         flat_inputs = [self._as_array(x) for x in flat_inputs]
         args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
-        training = kwargs.pop("training", False)
+        training = call_training(kwargs.pop("training", None))
         try:
             outputs = self._call(args[0], training, kwargs, args[1:])
         except Exception as error:
@@ -465,6 +490,8 @@ class Layer(Module):
     def _recorded_eager_call(self, args, kwargs, flat_inputs):
         """A call while a tape records (inside a traced call, or a GradientTape):
         one step using ``backward`` when the layer has one, else traced through."""
+        if not inside_layer_call():  # the outermost call under a GradientTape
+            self._clear_added_losses()
         plain = [untraced(x) if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]
         self._check_inputs(plain)
         self._maybe_build(tree.pack_as(args[0], plain))
@@ -484,6 +511,9 @@ class Layer(Module):
         call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
         try:
             outputs = self.compute_output_spec(*args, **call_kwargs)
+            input_mask = call_kwargs.get("mask", _symbolic_mask(args[0]))
+            if input_mask is not None or self._may_make_masks():
+                _attach_masks(outputs, self.compute_mask(_example(args[0]), _example(input_mask, fill=True)))
         except Exception as error:
             raise_in_call_context(self, error, args[0], args[1:], call_kwargs)
         Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
@@ -530,19 +560,19 @@ class Layer(Module):
 
     def _call(self, inputs, training, kwargs, extra_args=()):
         if _accepts_training(type(self)):
-            return self.call(inputs, *extra_args, training=training, **kwargs)
-        return self.call(inputs, *extra_args, **kwargs)
+            kwargs = {**kwargs, "training": training}
+        if self._has_backward():  # a built-in layer: passes ``training`` on explicitly, if it calls layers at all
+            return self.call(inputs, *extra_args, **kwargs)
+        with layer_call(training):
+            return self.call(inputs, *extra_args, **kwargs)
 
     def _infer_output_spec(self, args, kwargs):
-        def zeros(t):
-            if not isinstance(t, KerasTensor):
-                return t
-            return np.zeros(tuple(1 if d is None else d for d in t.shape), dtype=t.dtype)
-
         flat_inputs = tree.flatten(args[0])
         batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
-        concrete_args = tree.map_structure(zeros, list(args))
-        concrete_kwargs = tree.map_structure(zeros, kwargs)
+        concrete_args = _example(list(args))
+        concrete_kwargs = _example(kwargs)
+        if "mask" not in kwargs and _accepts_mask(type(self)) and _symbolic_mask(args[0]) is not None:
+            concrete_kwargs["mask"] = _example(_symbolic_mask(args[0]), fill=True)
         try:
             outputs = self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:]))
         except Exception as error:
@@ -606,77 +636,6 @@ class Layer(Module):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
 
-def raise_in_call_context(layer, error, inputs, extra_args=(), kwargs=None, note=""):
-    """Raises ``error``, which ``layer``'s call raised, again: as the same type
-    (``RuntimeError`` when that type cannot be made from a message), with the
-    layer's name and the arguments it received (shapes and dtypes of arrays
-    and tensors), the original as ``__cause__``, as Keras does.
-
-    Raised unchanged: ``TracingError``, ``StopIteration``, an error that already
-    carries a call context (from a layer called inside this one: the innermost
-    call names the failure) and our own errors that already name ``layer``.
-
-    Args:
-        layer: the layer whose ``call`` (or symbolic call) failed.
-        error: the exception it raised.
-        inputs, extra_args, kwargs: the call's arguments.
-        note: what the call was doing, when not the plain computation.
-    """
-    if _has_context(error, layer):
-        raise error
-    received = "\n".join(f"  • {name}={_describe_argument(value)}"
-                          for name, value in _named_arguments(layer, inputs, extra_args, kwargs or {}))
-    where = f"layer {layer.name!r} ({type(layer).__name__})"
-    message = (f"Exception encountered when calling {where}.\n\n{error}\n\n" + (f"{note}\n\n" if note else "")
-               + f"Arguments received by {where}:\n{received}")
-    try:
-        wrapped = type(error)(message)
-    except Exception:
-        wrapped = RuntimeError(message)
-    wrapped._nodeweave_call_context = True
-    raise wrapped from error
-
-
-def _has_context(error, layer):
-    if isinstance(error, (TracingError, StopIteration, StopAsyncIteration)):
-        return True
-    if getattr(error, "_nodeweave_call_context", False):
-        return True
-    message = str(error)
-    if f"'{layer.name}'" in message or f'"{layer.name}"' in message:
-        try:  # so that the layers around this one leave it as it is too
-            error._nodeweave_call_context = True
-        except AttributeError:
-            pass
-        return True
-    return False
-
-
-def _named_arguments(layer, inputs, extra_args, kwargs):
-    """``(parameter name, value)`` for each argument of the call, by ``call``'s signature when it binds."""
-    try:
-        bound = inspect.signature(layer.call).bind(inputs, *extra_args, **kwargs)
-    except (TypeError, ValueError):
-        return [("inputs", inputs)] + [(f"args[{i}]", v) for i, v in enumerate(extra_args)] + list(kwargs.items())
-    return list(bound.arguments.items())
-
-
-def _describe_argument(value):
-    """Arrays and tensors by shape and dtype, in the structure of ``value``."""
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(_describe_argument(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_describe_argument(v)}" for k, v in value.items()) + "}"
-    value = untraced(value) if isinstance(value, Traced) else value
-    if isinstance(value, KerasTensor):
-        return f"KerasTensor(shape={value.shape}, dtype={value.dtype})"
-    if isinstance(value, np.ndarray):
-        return f"ndarray(shape={value.shape}, dtype={value.dtype})"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _positional_weight_args(layer, args, shape, initializer, dtype):
     """``add_weight``'s positional ``(shape, initializer, dtype)``, as Keras 3
     takes them; a name first (Keras 2's style) is a ValueError saying what to write."""
@@ -695,6 +654,37 @@ def _positional_weight_args(layer, args, shape, initializer, dtype):
             raise ValueError(f"{where}`{key}` was passed both positionally and as a keyword argument.")
         keywords[key] = value
     return keywords["shape"], keywords["initializer"], keywords["dtype"]
+
+
+def _example(structure, fill=False):
+    """``structure`` with each KerasTensor replaced by an array of its shape
+    (unknown dimensions 1) and dtype, filled with ``fill`` (masks get True:
+    every step kept); other values as they are."""
+    def concrete(t):
+        if not isinstance(t, KerasTensor):
+            return t
+        return np.full(tuple(1 if d is None else d for d in t.shape), fill, dtype=t.dtype)
+
+    return tree.map_structure(concrete, structure)
+
+
+def _symbolic_mask(inputs):
+    """The mask specs of symbolic ``inputs`` as ``call`` gets masks: one for a
+    single tensor, a list for several, None when no input carries a mask."""
+    masks = [t._keras_mask for t in tree.flatten(inputs)]
+    if all(m is None for m in masks):
+        return None
+    return masks[0] if isinstance(inputs, KerasTensor) else masks
+
+
+def _attach_masks(outputs, masks):
+    """Gives each symbolic output the spec of its computed mask (a concrete
+    example array): a bool KerasTensor with the output's leading dimensions."""
+    flat_outputs = tree.flatten(outputs)
+    flat_masks = [masks] * len(flat_outputs) if masks is None or isinstance(masks, np.ndarray) else tree.flatten(masks)
+    for output, mask in zip(flat_outputs, flat_masks):
+        if mask is not None:
+            output._set_mask(KerasTensor(output.shape[: np.ndim(mask)], "bool"))
 
 
 def _shapes(inputs):

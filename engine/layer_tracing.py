@@ -22,24 +22,28 @@ from engine import tree
 from engine.argument_gradients import ArgumentGradients, by_argument, first_argument_name, route_input_gradients
 from engine.autodiff import GradientTape, Traced, TracingError, paused, record_op, untraced
 
-# The ``training`` flag of the traced call in progress: layers called inside it
-# without an explicit ``training=`` follow it, as in Keras.
+# The ``training`` flag of the call of a layer without a hand-written backward
+# in progress: layers called inside it without an explicit ``training=`` follow
+# it, as in Keras (a keras-io TransformerBlock's Dropout trains in
+# ``block(x, training=True)`` although its ``call`` takes no ``training``).
 _TRAINING = contextvars.ContextVar("nodeweave_call_training", default=None)
 
 
-def inside_traced_call():
-    """Whether a traced training call is in progress in this context."""
+def inside_layer_call():
+    """Whether some layer's ``call`` is in progress in this context (the call
+    of a layer made of layers, a subclassed model, a traced call)."""
     return _TRAINING.get() is not None
 
 
 def call_training(explicit):
-    """``training`` for a layer called inside a traced call: the explicit value, else the enclosing call's."""
+    """``training`` for a layer call: the explicit value, else the enclosing call's (False outside any)."""
     return explicit if explicit is not None else bool(_TRAINING.get())
 
 
 @contextlib.contextmanager
-def _training(value):
-    token = _TRAINING.set(value)
+def layer_call(training):
+    """Marks a layer's ``call`` as in progress, with its ``training`` flag."""
+    token = _TRAINING.set(bool(training))
     try:
         yield
     finally:
@@ -62,7 +66,7 @@ class TracedCall:
 def traced_forward(layer, inputs, extra_args, training, kwargs):
     """``layer.forward`` for a layer without a hand-written backward: returns
     (plain outputs, TracedCall). Floating arrays in every argument are traced."""
-    with GradientTape() as tape, _training(training):
+    with GradientTape() as tape:
         args, kwargs = tree.map_structure(lambda x: _watch(tape, x), ((inputs, *extra_args), kwargs))
         layer._clear_added_losses()
         try:

@@ -18,7 +18,8 @@ import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
-from engine.layer import Layer, _accepts_training
+from engine.call_errors import raise_in_call_context
+from engine.layer import _accepts_training
 from engine.argument_gradients import by_argument, route_input_gradients
 from engine.layer_tracing import TracedCall
 
@@ -30,7 +31,7 @@ class Step:
     slots it is the last reader of."""
 
     __slots__ = ("node", "layer", "in_slots", "out_slots", "free_slots", "kind",
-                 "passes_training", "passes_mask", "argument_masks", "template", "tensor_positions", "num_first",
+                 "passes_training", "sets_call_context", "passes_mask", "argument_masks", "template", "tensor_positions", "num_first",
                  "first_single")
 
     def __init__(self, node, in_slots, out_slots):
@@ -40,6 +41,8 @@ class Step:
         self.out_slots = out_slots
         self.free_slots = []
         self.passes_training = _accepts_training(type(self.layer))
+        # A layer without a hand-written backward may call layers that follow its ``training`` (Layer._call).
+        self.sets_call_context = not self.layer._has_backward()
         args, kwargs = node.call_args, node.call_kwargs
         first = args[0] if args else None
         if len(args) == 1 and not kwargs and isinstance(first, KerasTensor):
@@ -121,6 +124,14 @@ class ExecutionPlan:
                     "All inputs and outputs of a functional Model must be KerasTensors (from Input() "
                     f"or from calling a layer on one), received {type(tensor).__name__}: {tensor!r}."
                 )
+        for index, tensor in enumerate(self.inputs):
+            if tensor._keras_history is None or tensor._keras_history.layer is None:
+                raise ValueError(
+                    f"Input {index} of the model is KerasTensor {tensor.name!r}, made directly with KerasTensor(...). "
+                    "A model's inputs must be created via Input(), which adds the InputLayer that feeds them: use "
+                    f"Input(shape={tensor.shape[1:]}"
+                    + ("" if tensor.dtype == "float32" else f", dtype={tensor.dtype!r}") + ") instead."
+                )
         self._alias = {}
         nodes = self._order_nodes()
         self.slot_of = {id(t): i for i, t in enumerate(self.inputs)}
@@ -139,7 +150,7 @@ class ExecutionPlan:
         self._plan_frees()
         self.layers = self._unique_layers()
         # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...) or a call is given one.
-        self.uses_masks = any(_makes_masks(s.layer) or s.template[1].get("mask") is not None for s in self.steps)
+        self.uses_masks = any(s.layer._may_make_masks() or s.template[1].get("mask") is not None for s in self.steps)
 
     # --------------------------------------------------------------- mapping
     def _resolve(self, tensor):
@@ -153,6 +164,12 @@ class ExecutionPlan:
             tensor = self._resolve(tensor)
             if id(tensor) in walk.input_ids:
                 return None
+            if tensor._keras_history is None or tensor._keras_history.layer is None:
+                raise ValueError(
+                    f"Output tensor {walk.output.name!r} cannot be computed: a tensor it depends on is KerasTensor "
+                    f"{tensor.name!r}, made directly with KerasTensor(...), which is not an input of the model. "
+                    "Build the graph from Input(shape=...) and pass those tensors to Model(inputs=...)."
+                )
             layer, node_index, _ = tensor._keras_history
             node = layer._inbound_nodes[node_index]
             if not node.is_input:
@@ -273,12 +290,17 @@ class ExecutionPlan:
                 mask, mask_kwargs = step.input_masks(masks, kwargs)
                 if mask_kwargs:
                     kwargs = {**kwargs, **mask_kwargs}
-            if tape is not None:
-                out, tape.caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
-            elif step.passes_training:
-                out = step.layer.call(inputs, *extra, training=training, **kwargs)
-            else:
-                out = step.layer.call(inputs, *extra, **kwargs)
+            try:
+                if tape is not None:
+                    out, tape.caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
+                elif step.sets_call_context:
+                    out = step.layer._call(inputs, training, kwargs, extra)
+                elif step.passes_training:
+                    out = step.layer.call(inputs, *extra, training=training, **kwargs)
+                else:
+                    out = step.layer.call(inputs, *extra, **kwargs)
+            except Exception as error:  # named by the failing layer, as an eager call of it would be
+                raise_in_call_context(step.layer, error, inputs, extra, kwargs)
             _store(values, step.out_slots, out)
             if masks is not None:
                 step.store_masks(masks, inputs, mask)
@@ -368,15 +390,6 @@ class _Walk:
         self.input_ids = input_ids
         self.output = None
         self.done, self.visiting, self.order = set(), set(), []
-
-
-def _makes_masks(layer):
-    """Whether ``layer`` may give its outputs a mask its inputs lack: it
-    defines ``compute_mask`` and, for a nested model, a layer inside does."""
-    if type(layer).compute_mask is Layer.compute_mask:
-        return False
-    inner = getattr(layer, "plan", None)
-    return not isinstance(inner, ExecutionPlan) or inner.uses_masks
 
 
 def _argument_masks(layer, args, kwargs):

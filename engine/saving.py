@@ -112,13 +112,35 @@ def save_weights(model, path):
     atomic_write(path, lambda handle: np.savez(handle, **arrays))
 
 
-def load_weights(model, path, skip_mismatch=False, limits=None):
-    """Reads weights saved by ``save_weights``, matched by path.
+def load_weights(model: Module, path: str | os.PathLike, skip_mismatch: bool = False,
+                 limits: LoadLimits | None = None) -> list[str]:
+    """Reads weights saved by ``save_weights`` into ``model``.
 
-    A weight missing from the file, one the model does not have, or one with
-    another shape is an error naming it; with ``skip_mismatch=True`` those are
-    skipped (never read) and returned as a list of messages. Each array's
-    header is checked against the weight before the array is read.
+    Weights match by path when the file holds exactly the model's paths.
+    Otherwise they match by structure, as Keras 3 matches them, when the file
+    holds as many weights as the model, in the order of ``weight_paths``, each
+    with the same final name (``kernel``), and then each must have the model's
+    shape: so a second instance of an
+    architecture loads the weights of the first, whose automatic layer names
+    (``dense`` for ``dense_2``) differ. Each array's header is checked against
+    the weight before the array is read.
+
+    Args:
+        model: a built model (or layer).
+        path: the ``.npz`` file.
+        skip_mismatch: when the weights match neither by path nor by structure,
+            skip (never read) the weights whose paths do not match, instead of
+            raising.
+        limits: a ``LoadLimits`` with larger fixed limits, for a huge model.
+
+    Returns:
+        A message for each weight skipped.
+
+    Raises:
+        ModelFormatError: the weights match neither by path nor by structure
+            (the message names each weight missing, unknown or of another
+            shape, and the first position where the structures differ), or
+            the file is malformed.
     """
     _check_extension(path, ".npz", "load_weights")
     if not model.built:
@@ -143,8 +165,36 @@ def load_weights(model, path, skip_mismatch=False, limits=None):
     except OSError as error:
         raise ModelFormatError(f"Cannot read weights file {str(path)!r}: {error}") from error
     with as_model_format_error(f"Cannot load weights file {str(path)!r}"):
-        arrays, problems = read_arrays(content, expected, limits, str(path))
+        variables, difference = _match_by_structure(variables, content, str(path))
+        arrays, problems = read_arrays(content, _specs(variables), limits, str(path))
+        if difference and not skip_mismatch:
+            problems.insert(0, difference)
         return _assign_weights(variables, arrays, problems, skip_mismatch)
+
+
+def _match_by_structure(variables, content, source):
+    """``(variables, difference)`` for the ``.npz`` bytes ``content``: when its
+    paths are not those of ``variables`` (``{path: Variable}``) but its weights
+    line up with them in order, each with the same final name, ``variables``
+    keyed by the file's paths and None (``read_arrays`` then checks each shape);
+    otherwise ``variables`` unchanged and, unless the paths are the same, a
+    sentence naming the first position where the two differ."""
+    try:
+        names = [name.removesuffix(".npy") for name in zipfile.ZipFile(io.BytesIO(content)).namelist()]
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError):
+        return variables, None  # not an .npz: read_arrays says so
+    # np.savez writes the arrays in the order of its keyword arguments (weight_paths'
+    # order, from save_weights) and namelist() lists the members in the order written.
+    ours = list(variables)
+    if set(names) == set(ours):
+        return variables, None
+    index = next((i for i, (mine, theirs) in enumerate(zip(ours, names))
+                  if mine.rsplit("/", 1)[-1] != theirs.rsplit("/", 1)[-1]), min(len(ours), len(names)))
+    if index == len(ours) == len(names):
+        return dict(zip(names, variables.values())), None
+    mine, theirs = (repr(entries[index]) if index < len(entries) else "nothing" for entries in (ours, names))
+    return variables, (f"the weights match neither by name nor by structure (in order, they first differ at "
+                       f"weight {index}: {mine} in the model, {theirs} in {source})")
 
 
 def _specs(variables):

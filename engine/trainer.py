@@ -107,14 +107,7 @@ class Trainer:
         if recording():
             (loss,) = record_op(lambda g: ([None if d is None else d * g[0] for d in grads], {}),
                                 flat_pred, [loss], name="compiled loss")
-        penalized = [v for v in self.trainable_weights if v.regularizer is not None]
-        if penalized:
-            penalty = np.asarray(sum(v.regularizer(v.value) for v in penalized), "float32")
-            if recording():
-                (penalty,) = record_op(lambda g: ([], {v: v.regularizer.gradient(v.value) * g[0] for v in penalized}),
-                                       [], [penalty], penalized, name="weight penalties")
-            loss = loss + penalty
-        for added in self._added_loss_values():
+        for added in self.losses:
             loss = loss + added
         return loss
 

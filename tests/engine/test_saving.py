@@ -99,6 +99,77 @@ def test_weights_files_match_by_path_and_report_mismatches(tmp_path):
         wrong.load_weights(path)
 
 
+def _mlp(units=32, extra=False):
+    # The keras-io Sequential guide's transfer-learning model.
+    return Sequential([Input(shape=(784,)), Dense(units, activation="relu"), Dense(10)] + ([Dense(3)] if extra else []))
+
+
+def test_a_second_instance_loads_by_structure_as_in_keras(tmp_path):
+    import keras
+
+    path = tmp_path / "pretrained.weights.npz"
+    pretrained = _mlp()
+    pretrained.save_weights(path)
+    model = _mlp()  # automatic layer names: others than the pretrained model's
+    assert set(saving.weight_paths(model)).isdisjoint(saving.weight_paths(pretrained))
+    assert model.load_weights(path) == []
+    x = np.random.default_rng(2).normal(size=(4, 784)).astype("float32")
+    np.testing.assert_array_equal(model(x), pretrained(x))
+    assert _mlp().load_weights(path, skip_mismatch=True) == []  # nothing to skip
+
+    def functional():
+        x = Input(shape=(3,))
+        inner_input = Input(shape=(4,))
+        inner = Model(inner_input, Dense(2)(inner_input))
+        return Model(x, inner(Dense(4, activation="relu")(x)))
+
+    first, second = functional(), functional()
+    first.save_weights(tmp_path / "functional.weights.npz")
+    second.load_weights(tmp_path / "functional.weights.npz")
+    np.testing.assert_array_equal(second(x[:, :3]), first(x[:, :3]))
+
+    def keras_mlp():  # Keras 3 loads the same two instances
+        return keras.Sequential([keras.Input(shape=(784,)), keras.layers.Dense(32, activation="relu"),
+                                 keras.layers.Dense(10)])
+
+    theirs = keras_mlp()
+    theirs.save_weights(tmp_path / "keras.weights.h5")
+    again = keras_mlp()
+    assert again.layers[0].name != theirs.layers[0].name
+    again.load_weights(tmp_path / "keras.weights.h5")
+    np.testing.assert_array_equal(np.asarray(again(x)), np.asarray(theirs(x)))
+
+
+def test_weights_matching_neither_by_name_nor_by_structure_are_refused(tmp_path):
+    path = tmp_path / "pretrained.weights.npz"
+    _mlp().save_weights(path)
+    wider = _mlp(units=64)
+    # The same structure, other shapes: matched by order, each shape is then refused.
+    with pytest.raises(ModelFormatError, match=(
+            r"weight 'dense/kernel' has shape \(784, 64\) in the model but \(784, 32\) in .*pretrained.weights.npz")):
+        wider.load_weights(path)
+    deeper = _mlp(extra=True)
+    with pytest.raises(ModelFormatError, match=r"match neither by name nor by structure \(in order, they first differ "
+                                               r"at weight 4: 'dense_\d+/kernel' in the model, nothing in .*\); "
+                                               r".*skip_mismatch=True"):
+        deeper.load_weights(path)
+    skipped = deeper.load_weights(path, skip_mismatch=True)  # skips by name, as before
+    assert len(skipped) == 10 and not any("structure" in message for message in skipped)
+
+
+def test_exact_names_load_by_name_whatever_their_order(tmp_path):
+    x = Input(shape=(3,))
+    model = Model(x, Dense(3, name="b")(Dense(3, name="a")(x)))
+    rng = np.random.default_rng(3)
+    arrays = {name: rng.normal(size=variable.shape).astype("float32")
+              for name, variable in saving.weight_paths(model).items()}
+    # b before a: by order a would get b's weights, which have the same names and shapes.
+    np.savez(tmp_path / "swapped.npz", **{name: arrays[name] for name in ["b/kernel", "b/bias", "a/kernel", "a/bias"]})
+    assert model.load_weights(tmp_path / "swapped.npz") == []
+    for name, variable in saving.weight_paths(model).items():
+        np.testing.assert_array_equal(variable.value, arrays[name])
+
+
 def test_extensions_are_checked(tmp_path):
     with pytest.raises(ValueError, match=r"save\(\) writes and reads .nw files"):
         _model().save(tmp_path / "m.h5")

@@ -6,7 +6,7 @@ import pytest
 
 from engine import Input, Model, load_model, model_from_json
 from engine.functional import Functional
-from engine.ops import BinaryOp, GetItem, Negative
+from engine.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
 from engine.registry import _REGISTRY, register_serializable
 import layers as L
 
@@ -58,6 +58,7 @@ EXAMPLES = {
     "Lambda": (lambda: L.Lambda(doubled), [VEC], "float32"),
     "LayerNormalization": (lambda: L.LayerNormalization(), [SEQ], "float32"),
     "LeakyReLU": (lambda: L.LeakyReLU(0.1), [VEC], "float32"),
+    "Masking": (lambda: L.Masking(mask_value=0.5), [SEQ], "float32"),
     "MaxPooling1D": (lambda: L.MaxPooling1D(2), [SEQ], "float32"),
     "MaxPooling2D": (lambda: L.MaxPooling2D(2, strides=1), [IMG], "float32"),
     "Maximum": (lambda: L.Maximum(), [VEC, VEC], "float32"),
@@ -67,6 +68,8 @@ EXAMPLES = {
     "Negative": (lambda: Negative(), [VEC], "float32"),
     "PReLU": (lambda: L.PReLU(alpha_initializer="ones"), [VEC], "float32"),
     "Permute": (lambda: L.Permute((2, 1)), [SEQ], "float32"),
+    "ReshapeOp": (lambda: ReshapeOp((-1, 2)), [VEC], "float32"),
+    "Round": (lambda: Round(decimals=1), [VEC], "float32"),
     "ReLU": (lambda: L.ReLU(max_value=1.0), [VEC], "float32"),
     "RepeatVector": (lambda: L.RepeatVector(3), [VEC], "float32"),
     "Reshape": (lambda: L.Reshape((-1, 2)), [VEC], "float32"),
@@ -75,8 +78,10 @@ EXAMPLES = {
     "Softmax": (lambda: L.Softmax(axis=1), [SEQ], "float32"),
     "SpatialDropout1D": (lambda: L.SpatialDropout1D(0.3), [SEQ], "float32"),
     "SpatialDropout2D": (lambda: L.SpatialDropout2D(0.3), [IMG], "float32"),
+    "SqueezeOp": (lambda: SqueezeOp(axis=2), [(4, 1)], "float32"),
     "Subtract": (lambda: L.Subtract(), [VEC, VEC], "float32"),
     "TimeDistributed": (lambda: L.TimeDistributed(L.Dense(2)), [SEQ], "float32"),
+    "UnaryOp": (lambda: UnaryOp("absolute"), [VEC], "float32"),
     "UnitNormalization": (lambda: L.UnitNormalization(), [VEC], "float32"),
     "UpSampling1D": (lambda: L.UpSampling1D(2), [SEQ], "float32"),
     "UpSampling2D": (lambda: L.UpSampling2D(2, interpolation="bilinear"), [IMG], "float32"),

@@ -35,11 +35,11 @@ def test_expansion_goes_deeper_than_the_recursion_limit():
     assert len(graph.edges("layer")) == depth
 
 
-def test_dict_inputs_of_a_nested_model_link_by_input_name():
+def test_dict_inputs_of_a_nested_model_link_by_the_keys_it_was_built_with():
     b, a = Input(shape=(2,), name="b"), Input(shape=(4,), name="a")
     inner = Model({"x": b, "y": a}, Dense(1, name="from_b")(b) + Dense(1, name="from_a")(a), name="inner")
     p, q = Input(shape=(2,), name="p"), Input(shape=(4,), name="q")
-    model = Model([p, q], inner({"b": p, "a": q}), name="outer")
+    model = Model([p, q], inner({"x": p, "y": q}), name="outer")
     assert edge_pairs(walk(model, expand_nested=True), "layer")[:2] == [("p", "inner/b"), ("q", "inner/a")]
 
 

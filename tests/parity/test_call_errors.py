@@ -141,8 +141,6 @@ def test_an_error_inside_a_gradient_tape_is_put_in_context_too():
     assert isinstance(error, ValueError) and "calling layer 'taped'" in str(error)
 
 
-@pytest.mark.xfail(strict=True, reason="needs the engine/plan.py change sent with this work (the plan calls "
-                                       "layer.call directly, so the model, not the layer, is named today)")
 def test_a_model_call_names_the_failing_layer_inside_it():
     inputs = Input(shape=(3,))
     model = Model(inputs, _ShapeDeclared(name="inside")(Dense(4)(inputs)))

@@ -200,8 +200,6 @@ def test_a_keras_tensor_made_directly_takes_operators_and_names():
     assert total.shape == (None, 3) and ours.name == "keras_tensor"
 
 
-@pytest.mark.xfail(strict=True, reason="needs the engine/plan.py change sent with this work (a clear ValueError "
-                                       "instead of an AttributeError deep in the plan)")
 def test_a_model_from_a_keras_tensor_made_directly_is_rejected_clearly():
     """Keras' Model only takes tensors from Input() (a bare KerasTensor crashes
     with AttributeError there); ours says so with a ValueError."""

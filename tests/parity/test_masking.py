@@ -139,8 +139,6 @@ def test_supports_masking_is_keras_for_every_catalog_layer(name):
     assert ours.supports_masking == theirs.supports_masking
 
 
-@pytest.mark.xfail(strict=True, reason="needs the engine/layer.py change sent with this work (supports_masking "
-                                       "defaults to whether the layer defines compute_mask, as in Keras)")
 def test_a_layer_that_defines_compute_mask_supports_masking_as_in_keras():
     def compute_mask(self, inputs, mask=None):
         return mask
@@ -357,11 +355,6 @@ def test_models_without_mask_makers_keep_no_masks_nested_or_not():
 
 
 # ------------------------------------------------------- nested models
-NEEDS_FUNCTIONAL = pytest.mark.xfail(
-    strict=True, reason="needs the engine/functional.py change sent with this work (Functional.call takes mask=, "
-                        "Functional.compute_mask gives the inner outputs' masks)")
-
-
 def _mask_made_inside(lib, make_input, make_model):
     inner_inputs = make_input((6, 4))
     inner = make_model(inner_inputs, lib.Dense(4, name="dense")(lib.Masking()(inner_inputs)), name="inner")
@@ -376,7 +369,6 @@ def _mask_used_inside(lib, make_input, make_model):
     return make_model(outer_inputs, inner(lib.Masking()(outer_inputs)))
 
 
-@NEEDS_FUNCTIONAL
 @pytest.mark.parametrize("build", [_mask_made_inside, _mask_used_inside])
 def test_masks_cross_nested_model_boundaries_as_in_keras(build):
     theirs = build(keras.layers, keras.Input, keras.Model)

@@ -77,7 +77,10 @@ def test_config_round_trip_and_symbolic_shape():
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="expects l1 to be a non-negative number, received -0.1"):
+    # Keras' wording (its ActivityRegularization checks through L1L2 as well).
+    with pytest.raises(ValueError, match="Invalid value for argument l1: expected a non-negative float. "
+                                         "L1L2 received l1=-0.1"):
         ActivityRegularization(l1=-0.1)
-    with pytest.raises(ValueError, match="expects l2 to be a non-negative number, received '0.1'"):
+    with pytest.raises(ValueError, match="Invalid value for argument l2: expected a non-negative float. "
+                                         "L1L2 received l2='0.1'"):
         ActivityRegularization(l2="0.1")

@@ -53,14 +53,17 @@ def layer_call(training):
 class TracedCall:
     """What a traced training call leaves for backward: its tape, the traced
     arguments ``(args, kwargs)`` and outputs, and the losses its layers added
-    (``add_loss``)."""
+    (``add_loss``), with the gradient backward gives each (``loss_seed``: 1 in
+    ``fit``; under a GradientTape, what the user's target makes it)."""
 
-    __slots__ = ("tape", "arguments", "outputs", "added_losses", "activity_loss")
+    __slots__ = ("tape", "arguments", "outputs", "added_losses", "activity_loss", "has_losses", "loss_seed")
 
     def __init__(self, tape, arguments, outputs, added_losses):
         self.tape, self.arguments, self.outputs, self.added_losses = tape, arguments, outputs, added_losses
         # The added losses' value, which the plan adds to the training loss (as activity penalties).
         self.activity_loss = float(sum(untraced(loss) for loss in added_losses))
+        self.has_losses = bool(added_losses)
+        self.loss_seed = 1.0
 
 
 def traced_forward(layer, inputs, extra_args, training, kwargs):
@@ -88,7 +91,7 @@ def traced_backward(layer, cache, grad_outputs):
     flat_arguments = tree.flatten(cache.arguments)
     watched = [x for x in flat_arguments if isinstance(x, Traced)]  # integer arrays were never watched
     targets = [cache.outputs, cache.added_losses]
-    seeds = [grad_outputs, [np.ones((), np.asarray(untraced(loss)).dtype) for loss in cache.added_losses]]
+    seeds = [grad_outputs, [np.asarray(cache.loss_seed, np.asarray(untraced(loss)).dtype) for loss in cache.added_losses]]
     grads_in, grads_w = cache.tape.gradient(targets, [watched, trainable], output_gradients=seeds)
     by_input = iter(grads_in)
     grad_args, grad_kwargs = tree.pack_as(
@@ -115,12 +118,21 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
     with paused():
         outputs, cache = layer.forward(plain_args[0], *plain_args[1:], training=training, **plain_kwargs)
     flat_outputs = tree.flatten(outputs)
+    # The losses the layers inside added (a functional model's add_loss and activity penalties):
+    # one more output of the step, whose gradient backward hands on as the losses' seed.
+    has_losses = getattr(cache, "has_losses", False)
+    losses = [np.asarray(cache.activity_loss, "float32")] if has_losses else []
 
     def backward(grad_outputs):
-        grad_in, grad_w = layer.backward(cache, tree.pack_as(outputs, grad_outputs))
+        if has_losses:
+            cache.loss_seed = float(grad_outputs[-1])
+        grad_in, grad_w = layer.backward(cache, tree.pack_as(outputs, grad_outputs[: len(flat_outputs)]))
         return route_input_gradients(layer, grad_in, *arguments, _is_array), grad_w
 
-    traced = record_op(backward, tensors, flat_outputs, layer.trainable_weights, name=layer.name)
+    traced = record_op(backward, tensors, flat_outputs + losses, layer.trainable_weights, name=layer.name)
+    if has_losses:
+        layer._clear_added_losses()
+        layer.add_loss(traced.pop())  # what `layer.losses` lists: differentiable on this tape
     return tree.pack_as(outputs, traced)
 
 

@@ -326,10 +326,13 @@ class ExecutionPlan:
             if regularizer is not None:
                 for slot in step.out_slots:
                     value = tape.activity_outputs.pop(slot)
-                    _accumulate(grads, slot, regularizer.activity_gradient(value))
+                    _accumulate(grads, slot, regularizer.activity_gradient(value) * tape.loss_seed)
+            cache = tape.caches[index]
             out_grads = [grads[slot] for slot in step.out_slots]
-            if all(g is None for g in out_grads):
-                continue
+            if all(g is None for g in out_grads) and not getattr(cache, "has_losses", False):
+                continue  # nothing after this step needs its gradient, and it added no loss
+            if isinstance(cache, (Tape, TracedCall)):
+                cache.loss_seed = tape.loss_seed  # its added losses count as much as this tape's
             for position, slot in enumerate(step.out_slots):
                 if out_grads[position] is None:
                     shape, dtype = tape.specs[slot]
@@ -339,7 +342,7 @@ class ExecutionPlan:
                 grad_out = out_grads[0]
             else:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
-            grad_in, grad_w = step.layer.backward(tape.caches[index], grad_out)
+            grad_in, grad_w = step.layer.backward(cache, grad_out)
             tape.caches[index] = None
             if step.kind == _SINGLE and type(grad_in) is np.ndarray:
                 _accumulate(grads, step.in_slots[0], grad_in)
@@ -357,23 +360,29 @@ class ExecutionPlan:
 class Tape:
     """What one training forward pass leaves for backward: each step's cache,
     each tensor's shape and dtype, the outputs that activity regularizers
-    penalize, and the activity-regularization loss (nested models' included)."""
+    penalize, and the losses the layers added (activity penalties and
+    ``add_loss``, nested models' included): their total, whether there are
+    any, and ``loss_seed``, the gradient backward gives that total (1 in
+    ``fit``; under a GradientTape, what the user's target makes it)."""
 
-    __slots__ = ("caches", "specs", "activity_outputs", "activity_loss", "inputs")
+    __slots__ = ("caches", "specs", "activity_outputs", "activity_loss", "has_losses", "loss_seed", "inputs")
 
     def __init__(self, num_steps, num_tensors):
         self.caches = [None] * num_steps
         self.specs = [None] * num_tensors
         self.activity_outputs = {}
         self.activity_loss = 0.0
+        self.has_losses = False
+        self.loss_seed = 1.0
         self.inputs = None
 
     def record_outputs(self, index, step, values):
         """After step ``index`` ran: the shape and dtype of its outputs, their
         activity penalty, and the losses of a nested model or a traced call."""
         cache = self.caches[index]
-        if isinstance(cache, (Tape, TracedCall)):
+        if isinstance(cache, (Tape, TracedCall)) and cache.has_losses:
             self.activity_loss += cache.activity_loss
+            self.has_losses = True
         regularizer = step.layer.activity_regularizer
         for slot in step.out_slots:
             value = values[slot]
@@ -381,6 +390,7 @@ class Tape:
             if regularizer is not None:
                 self.activity_outputs[slot] = value
                 self.activity_loss += regularizer.activity_penalty(value)
+                self.has_losses = True
 
 
 class _Walk:

@@ -224,3 +224,17 @@ def test_get_layer_errors():
         model.get_layer(index=5)
     with pytest.raises(ValueError, match="Provide either a layer name or a layer index"):
         model.get_layer()
+
+
+
+def test_the_batch_axis_of_an_input_with_a_batch_shape_is_not_checked_as_in_keras():
+    from tests.layers.oracle import keras
+
+    theirs_inputs = keras.Input(batch_shape=(16, 5))
+    theirs = keras.Model(theirs_inputs, keras.layers.Dense(2)(theirs_inputs))
+    inputs = Input(batch_shape=(16, 5))
+    model = Model(inputs, Dense(2)(inputs))
+    for each in (theirs, model):
+        assert np.asarray(each.predict(np.ones((32, 5), "float32"), batch_size=32, verbose=0)).shape == (32, 2)
+    with pytest.raises(ValueError, match=r"expected shape \(16, 5\), but received input with shape \(32, 4\)"):
+        model(np.ones((32, 4), "float32"))

@@ -270,3 +270,65 @@ def test_function_losses_per_output_in_a_dict_and_a_list():
     listed.compile(optimizer="sgd", loss=[absolute, squared], loss_weights=[1.0, 0.5])
     total, first, second = listed.evaluate(x, [y, y], verbose=0)
     assert total == pytest.approx(first + 0.5 * second, rel=1e-5)
+
+
+class DropoutBlock(Layer):
+    """A layer made of layers whose call takes no ``training`` (the keras-io TransformerBlock's habit)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = Dense(8)
+        self.dropout = Dropout(0.5, seed=1)
+
+    def call(self, x):
+        return self.dropout(self.dense(x))
+
+
+def test_training_reaches_layers_called_inside_a_layer_whose_call_does_not_take_it():
+    block, x = DropoutBlock(), np.ones((4, 3), "float32")
+    inference = block(x)
+    np.testing.assert_array_equal(block(x, training=False), inference)
+    assert np.any(block(x, training=True) == 0.0) and not np.any(inference == 0.0)
+    inputs = Input(shape=(3,))
+    model = Model(inputs, DropoutBlock()(inputs))
+    assert np.any(model(x, training=True) == 0.0)  # through the model's plan
+    np.testing.assert_array_equal(model.predict(x, verbose=0), model(x))
+
+
+class KLPenalty(Layer):
+    def call(self, x):
+        self.add_loss(0.5 * np.mean(np.square(x)))
+        return x
+
+
+def test_losses_under_a_gradient_tape_are_differentiable_and_hold_the_last_call_only():
+    inputs = Input(shape=(3,))
+    model = Model(inputs, KLPenalty()(Dense(2, kernel_regularizer="l2")(inputs)))
+    kernel, x = model.layers[1].kernel, np.ones((4, 3), "float32")
+    for _ in range(3):
+        with GradientTape() as tape:
+            model(x)
+            losses = model.losses
+            total = sum(losses)
+        assert len(losses) == 2  # the added loss of this call and the kernel's penalty, not earlier calls'
+        (grad,) = tape.gradient(total, [kernel])
+        y = x @ kernel.value + model.layers[1].bias.value
+        expected = x.T @ (y / y.size) + 2 * 0.01 * kernel.value
+        np.testing.assert_allclose(grad, expected, rtol=1e-5)
+    assert all(isinstance(loss, float) for loss in model.losses)  # floats outside a tape
+
+
+def test_added_losses_count_in_a_tape_gradient_only_when_the_target_holds_them():
+    inputs = Input(shape=(3,))
+    dense = Dense(2)
+    model = Model(inputs, KLPenalty()(dense(inputs)))
+    x = np.ones((4, 3), "float32")
+    with GradientTape() as tape:
+        target = np.sum(model(x))
+    (grad,) = tape.gradient(target, [dense.kernel])
+    np.testing.assert_allclose(grad, x.T @ np.ones((4, 2), "float32"))  # d(sum of outputs)/d kernel only
+    with GradientTape() as tape:
+        target = np.sum(model(x)) + 3.0 * sum(model.losses)
+    (grad,) = tape.gradient(target, [dense.kernel])
+    y = x @ dense.kernel.value + dense.bias.value
+    np.testing.assert_allclose(grad, x.T @ (np.ones((4, 2)) + 3.0 * y / y.size), rtol=1e-5)

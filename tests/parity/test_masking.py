@@ -473,3 +473,35 @@ def test_a_custom_layer_gets_masks_by_argument_name():
     Model([a, b], Pair()(embedded_a, embedded_b))([np.array([[1, 0, 2, 0]]), np.array([[1, 2, 3, 0, 0]])])
     np.testing.assert_array_equal(seen["inputs_mask"], [[True, False, True, False]])
     assert seen["other_mask"] is None
+
+
+def _mask_specs(lib, make_input):
+    ids = make_input((5,), dtype="int32")
+    embedded = lib.Embedding(10, 4, mask_zero=True)(ids)
+    hidden = lib.Dense(3)(embedded)
+    sequence = lib.LSTM(2, return_sequences=True)(hidden)
+    return [ids, embedded, hidden, sequence, lib.LSTM(2)(sequence), lib.Flatten()(hidden)]
+
+
+def test_symbolic_tensors_carry_the_spec_of_their_mask_as_in_keras():
+    def spec(tensor):
+        mask = getattr(tensor, "_keras_mask", None)
+        return None if mask is None else tuple(mask.shape)
+
+    assert ([spec(t) for t in _mask_specs(layers, Input)] == [spec(t) for t in _mask_specs(keras.layers, keras.Input)]
+            == [None, (None, 5), (None, 5), (None, 5), None, None])
+
+
+def test_a_custom_layer_gets_its_mask_while_its_output_shape_is_inferred():
+    class MaskedMean(Layer):
+        def call(self, inputs, mask=None):
+            weights = np.asarray(mask, inputs.dtype)[..., None]
+            return np.sum(inputs * weights, axis=1) / np.maximum(np.sum(weights, axis=1), 1.0)
+
+    ids = Input(shape=(None,), dtype="int32")
+    outputs = MaskedMean()(Embedding(10, 3, mask_zero=True)(ids))
+    assert outputs.shape == (None, 3)
+    model = Model(ids, outputs)
+    tokens = np.array([[1, 2, 0, 0]])
+    embedded = model.layers[1].embeddings.value[[1, 2]]
+    np.testing.assert_allclose(model(tokens), embedded.mean(axis=0, keepdims=True), rtol=1e-6)

@@ -251,6 +251,8 @@ class Functional(Model):
         returned as KerasTensors of the standardized shape and dtype. With
         ``cast_floats=False`` float arrays keep their float dtype.
         """
+        if type(inputs) is np.ndarray and isinstance(self._inputs_struct, KerasTensor):  # the common case, fast
+            return [self._standardize_input(0, inputs, cast_floats)]
         leaves = tree.flatten(inputs)
         flat = [leaves[position] for position in self._input_positions(inputs, warn)]
         result = [self._standardize_input(index, value, cast_floats) for index, value in enumerate(flat)]

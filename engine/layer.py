@@ -106,6 +106,9 @@ class Layer(Module):
     #: Whether the layer keeps masks: passes its input's mask on unchanged (Dense, Dropout, ...) or,
     #: when it defines ``compute_mask`` (then True by default, as in Keras), computes its own.
     supports_masking = False
+    #: True where ``compute_mask`` only combines the inputs' masks (merges, pooling, RNNs, attention):
+    #: such a layer makes no mask where its inputs carry none, so graphs without masks skip it.
+    _combines_masks_only = False
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         unknown = set(kwargs) - _ALLOWED_KWARGS
@@ -164,7 +167,8 @@ class Layer(Module):
             >>> layer.add_weight(shape=(3,), initializer="ones", name="gamma").path
             'scale/gamma'
         """
-        shape, initializer, dtype = _positional_weight_args(self, args, shape, initializer, dtype)
+        if args:
+            shape, initializer, dtype = _positional_weight_args(self, args, shape, initializer, dtype)
         if aggregation not in _AGGREGATIONS:
             raise ValueError(
                 f"Layer {self.name!r} expects aggregation in {sorted(_AGGREGATIONS, key=str)}, "
@@ -363,8 +367,9 @@ class Layer(Module):
         return mask if self.supports_masking else None
 
     def _may_make_masks(self):
-        """Whether outputs may carry a mask that the inputs lack (the layer defines ``compute_mask``)."""
-        return type(self).compute_mask is not Layer.compute_mask
+        """Whether outputs may carry a mask that the inputs lack (the layer computes
+        its own mask, not only from its inputs' masks)."""
+        return type(self).compute_mask is not Layer.compute_mask and not self._combines_masks_only
 
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
@@ -671,10 +676,10 @@ def _example(structure, fill=False):
 def _symbolic_mask(inputs):
     """The mask specs of symbolic ``inputs`` as ``call`` gets masks: one for a
     single tensor, a list for several, None when no input carries a mask."""
+    if isinstance(inputs, KerasTensor):
+        return inputs._keras_mask
     masks = [t._keras_mask for t in tree.flatten(inputs)]
-    if all(m is None for m in masks):
-        return None
-    return masks[0] if isinstance(inputs, KerasTensor) else masks
+    return None if all(m is None for m in masks) else masks
 
 
 def _attach_masks(outputs, masks):

@@ -407,6 +407,8 @@ def _argument_masks(layer, args, kwargs):
     call's, whether it is one tensor) for each argument whose mask
     ``layer.call`` takes by that name."""
     parameters = _call_parameters(type(layer))
+    if not any(parameter.endswith("_mask") for parameter in parameters):
+        return []
     found, offset = [], 0
     for name, value in by_argument(layer, args, kwargs).items():
         count = sum(isinstance(t, KerasTensor) for t in tree.flatten(value))

@@ -47,6 +47,8 @@ class Attention(Layer):
         (2, 3, 4)
     """
 
+    _combines_masks_only = True
+
     min_inputs = 2
     max_inputs = 3
     supports_masking = True

@@ -79,6 +79,8 @@ class MultiHeadAttention(Layer):
         ((2, 3, 8), (2, 2, 3, 5))
     """
 
+    _combines_masks_only = True
+
     min_inputs = 1
     max_inputs = 3
     supports_masking = True

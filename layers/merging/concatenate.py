@@ -18,6 +18,8 @@ class Concatenate(Layer):
         (2, 4)
     """
 
+    _combines_masks_only = True
+
     min_inputs = 2
     supports_masking = True
 

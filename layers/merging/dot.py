@@ -28,6 +28,8 @@ class Dot(Layer):
         (2, 5, 10)
     """
 
+    _combines_masks_only = True
+
     min_inputs = 2
     max_inputs = 2
     supports_masking = True

@@ -22,6 +22,8 @@ class _Merge(Layer):
     ``_merge_gradients(inputs, output, grad_output)`` on rank-aligned inputs,
     the latter returning one gradient per input, in the output's shape."""
 
+    _combines_masks_only = True
+
     min_inputs = 2
     supports_masking = True
 

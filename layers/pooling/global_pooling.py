@@ -14,6 +14,8 @@ class _GlobalPooling(Layer):
     """Reduces the spatial axes of ``(batch, *spatial, channels)`` inputs (or
     ``(batch, channels, *spatial)``), keeping them with size 1 if ``keepdims``."""
 
+    _combines_masks_only = True
+
     def __init__(self, rank, data_format, keepdims, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(keepdims, bool):

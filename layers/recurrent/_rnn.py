@@ -82,6 +82,8 @@ class _Recurrent(Layer):
     Subclasses set ``_gates`` (column blocks of the kernels) and ``_num_states``.
     """
 
+    _combines_masks_only = True
+
     _gates = 1
     _num_states = 1
     supports_masking = True

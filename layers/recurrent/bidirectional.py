@@ -41,6 +41,8 @@ class Bidirectional(Layer):
         (2, 5, 8)
     """
 
+    _combines_masks_only = True
+
     supports_masking = True
 
     def __init__(self, layer, merge_mode="concat", backward_layer=None, **kwargs):

@@ -279,7 +279,21 @@ class Round(Layer):
         return config
 
 
-class ReshapeOp(Layer):
+class _ShapeOp(Layer):
+    """An op that only rearranges its input's values into another shape: its
+    gradient is the output gradient in the input's shape."""
+
+    def forward(self, inputs, training=True):
+        return self.call(inputs), np.shape(inputs)
+
+    def backward(self, cache, grad_outputs):
+        return grad_outputs.reshape(cache), {}
+
+    def flops(self, input_shapes, output_shapes):
+        return 0
+
+
+class ReshapeOp(_ShapeOp):
     """``x.reshape(newshape)``, where ``newshape`` includes the batch axis and may
     hold one ``-1`` (``layers.Reshape``, by contrast, takes one sample's shape).
 
@@ -308,15 +322,6 @@ class ReshapeOp(Layer):
     def call(self, inputs):
         return np.reshape(inputs, self.newshape)
 
-    def forward(self, inputs, training=True):
-        return np.reshape(inputs, self.newshape), np.shape(inputs)
-
-    def backward(self, cache, grad_outputs):
-        return grad_outputs.reshape(cache), {}
-
-    def flops(self, input_shapes, output_shapes):
-        return 0
-
     def get_config(self):
         config = super().get_config()
         config["newshape"] = list(self.newshape)
@@ -333,7 +338,7 @@ def _check_newshape(newshape, name):
     return tuple(int(d) for d in dims)
 
 
-class SqueezeOp(Layer):
+class SqueezeOp(_ShapeOp):
     """``x.squeeze(axis)``: removes the axes of size 1 given by ``axis`` (an int
     or a tuple), or, when ``axis`` is None, every axis known to be 1 when the
     layer is built (never an unknown batch axis, so a batch of one keeps it).
@@ -374,15 +379,6 @@ class SqueezeOp(Layer):
 
     def call(self, inputs):
         return np.squeeze(inputs, axis=self._axes)
-
-    def forward(self, inputs, training=True):
-        return np.squeeze(inputs, axis=self._axes), np.shape(inputs)
-
-    def backward(self, cache, grad_outputs):
-        return grad_outputs.reshape(cache), {}
-
-    def flops(self, input_shapes, output_shapes):
-        return 0
 
     def get_config(self):
         config = super().get_config()

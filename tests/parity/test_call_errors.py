@@ -11,14 +11,7 @@ from engine import GradientTape, Input, KerasTensor, Layer, Model
 from engine.autodiff import TracingError
 from engine.node import Node
 from layers import Dense
-
-
-def _raised(function):
-    try:
-        function()
-    except Exception as error:  # noqa: BLE001 (the type is what is compared)
-        return error
-    raise AssertionError("no exception raised")
+from tests.parity.errors import raised
 
 
 def _matmul_layer(base):
@@ -62,8 +55,8 @@ class _NeedsTwoArguments(Exception):
                          ids=["ValueError", "KeyError", "custom signature"])
 def test_an_eager_call_error_keeps_keras_type_and_gains_the_layer_and_its_arguments(make):
     data = np.ones((2, 3), "float32")
-    theirs = _raised(lambda: make(keras.layers.Layer)(name="failing")(data))
-    ours = _raised(lambda: make(Layer)(name="failing")(data))
+    theirs = raised(lambda: make(keras.layers.Layer)(name="failing")(data))
+    ours = raised(lambda: make(Layer)(name="failing")(data))
     assert type(ours) is type(theirs)  # RuntimeError for a type that cannot be made from a message, as Keras
     assert "Exception encountered when calling" in str(theirs)
     message = str(ours)
@@ -75,15 +68,15 @@ def test_an_eager_call_error_keeps_keras_type_and_gains_the_layer_and_its_argume
 
 
 def test_the_original_message_is_kept_whole():
-    error = _raised(lambda: _matmul_layer(Layer)(name="mm")(np.ones((2, 3), "float32")))
+    error = raised(lambda: _matmul_layer(Layer)(name="mm")(np.ones((2, 3), "float32")))
     assert isinstance(error, ValueError) and isinstance(error.__cause__, ValueError)
     assert "matmul" in str(error) and "(size 5 is different from 3)" in str(error)
     assert "Arguments received by layer 'mm' (Mismatched)" in str(error)
 
 
 def test_a_symbolic_call_error_keeps_the_type_and_names_the_layer_and_the_tensor_shapes():
-    theirs = _raised(lambda: _key_error_layer(keras.layers.Layer)(name="lookup")(keras.Input(shape=(3,))))
-    ours = _raised(lambda: _key_error_layer(Layer)(name="lookup")(Input(shape=(3,))))
+    theirs = raised(lambda: _key_error_layer(keras.layers.Layer)(name="lookup")(keras.Input(shape=(3,))))
+    ours = raised(lambda: _key_error_layer(Layer)(name="lookup")(Input(shape=(3,))))
     assert type(ours) is type(theirs) is KeyError
     message = str(ours)
     assert "Exception encountered when calling layer 'lookup' (Lookup)" in message
@@ -100,7 +93,7 @@ def test_a_symbolic_call_with_several_inputs_lists_each_shape():
         def compute_output_shape(self, input_shape):
             raise ValueError("shapes do not multiply")
 
-    error = _raised(lambda: Pair(name="pair")([Input(shape=(3,)), Input(shape=(4, 2))], scale=2.0))
+    error = raised(lambda: Pair(name="pair")([Input(shape=(3,)), Input(shape=(4, 2))], scale=2.0))
     assert isinstance(error, ValueError)
     assert ("inputs=[KerasTensor(shape=(None, 3), dtype=float32), KerasTensor(shape=(None, 4, 2), dtype=float32)]"
             in str(error))
@@ -125,8 +118,8 @@ def _nested(base):
 
 def test_nested_layers_give_one_context_naming_the_innermost_layer_as_keras():
     data = np.ones((2, 3), "float32")
-    theirs = _raised(lambda: _nested(keras.layers.Layer)(data))
-    ours = _raised(lambda: _nested(Layer)(data))
+    theirs = raised(lambda: _nested(keras.layers.Layer)(data))
+    ours = raised(lambda: _nested(Layer)(data))
     assert type(ours) is type(theirs)
     for error, inner_name in ((theirs, "Inner"), (ours, "layer 'inner'")):
         assert str(error).count("Exception encountered when calling") == 1
@@ -137,7 +130,7 @@ def test_nested_layers_give_one_context_naming_the_innermost_layer_as_keras():
 def test_an_error_inside_a_gradient_tape_is_put_in_context_too():
     layer = _matmul_layer(Layer)(name="taped")
     with GradientTape():
-        error = _raised(lambda: layer(np.ones((2, 3), "float32")))
+        error = raised(lambda: layer(np.ones((2, 3), "float32")))
     assert isinstance(error, ValueError) and "calling layer 'taped'" in str(error)
 
 
@@ -145,7 +138,7 @@ def test_a_model_call_names_the_failing_layer_inside_it():
     inputs = Input(shape=(3,))
     model = Model(inputs, _ShapeDeclared(name="inside")(Dense(4)(inputs)))
     for run in (lambda: model(np.ones((2, 3))), lambda: model.predict(np.ones((2, 3)), verbose=0)):
-        error = _raised(run)
+        error = raised(run)
         assert isinstance(error, ValueError)
         assert "calling layer 'inside' (_ShapeDeclared)" in str(error)
         assert "x=ndarray(shape=(2, 4), dtype=float32)" in str(error)
@@ -167,7 +160,7 @@ def test_our_errors_that_name_the_layer_are_not_wrapped():
             raise ValueError(f"Layer {self.name!r} expects positive values.")
 
     layer = Strict(name="strict")
-    error = _raised(lambda: layer(np.ones((2, 3))))
+    error = raised(lambda: layer(np.ones((2, 3))))
     assert str(error) == "Layer 'strict' expects positive values." and error.__cause__ is None
 
     class Holder(Layer):
@@ -178,14 +171,14 @@ def test_our_errors_that_name_the_layer_are_not_wrapped():
         def call(self, x):
             return self.strict(x)
 
-    error = _raised(lambda: Holder()(np.ones((2, 3))))
+    error = raised(lambda: Holder()(np.ones((2, 3))))
     assert str(error) == "Layer 'strict_inner' expects positive values."  # no context added by the holder
 
 
 def test_input_spec_errors_of_a_layer_stay_as_they_are():
     dense = Dense(3)
     dense(np.ones((2, 3), "float32"))
-    error = _raised(lambda: dense(np.ones((2, 4), "float32")))
+    error = raised(lambda: dense(np.ones((2, 4), "float32")))
     assert isinstance(error, ValueError) and "Exception encountered" not in str(error)
     assert "of layer dense is incompatible" in str(error)
 
@@ -204,14 +197,14 @@ class _Sorting(Layer):
 def test_tracing_errors_keep_their_type_and_message():
     layer = _Sorting(name="sorting")
     with GradientTape():
-        error = _raised(lambda: layer(np.ones((2, 3), "float32")))
+        error = raised(lambda: layer(np.ones((2, 3), "float32")))
     assert type(error) is TracingError
     assert "numpy.sort cannot be traced" in str(error) and "Exception encountered" not in str(error)
 
     inputs = Input(shape=(3,))
     model = Model(inputs, _Sorting(name="sorting_in_model")(inputs))
     model.compile(optimizer="sgd", loss="mse")
-    error = _raised(lambda: model.fit(np.ones((4, 3)), np.ones((4, 3)), verbose=0))
+    error = raised(lambda: model.fit(np.ones((4, 3)), np.ones((4, 3)), verbose=0))
     assert type(error) is TracingError and "Exception encountered" not in str(error)
     assert "numpy.sort cannot be traced in layer 'sorting_in_model'" in str(error)
 
@@ -228,10 +221,10 @@ def test_stop_iteration_and_keyboard_interrupt_pass_untouched(exception):
 
 
 def test_a_node_given_a_numpy_output_raises_keras_value_error():
-    theirs = _raised(lambda: keras.src.ops.node.Node(keras.layers.Dense(2), call_args=(), call_kwargs={},
+    theirs = raised(lambda: keras.src.ops.node.Node(keras.layers.Dense(2), call_args=(), call_kwargs={},
                                                      outputs=np.ones((2, 3))))
     layer = Dense(2, name="d")
-    ours = _raised(lambda: Node(layer, outputs=np.ones((2, 3))))
+    ours = raised(lambda: Node(layer, outputs=np.ones((2, 3))))
     assert type(ours) is type(theirs) is ValueError
     assert "outputs must be tensors" in str(theirs) and "outputs must be tensors" in str(ours)
     assert "layer 'd' (Dense)" in str(ours) and "ndarray" in str(ours)
@@ -257,8 +250,8 @@ def _layer_adding_weight(base, *args, **kwargs):
     (((3, 4), "zeros", "float32", True), {}, "at most 3 positional arguments"),
 ], ids=["name", "name and shape", "shape twice", "initializer twice", "four positional"])
 def test_add_weight_positional_misuse_raises_as_keras(args, kwargs, phrase):
-    theirs = _raised(lambda: _layer_adding_weight(keras.layers.Layer, *args, **kwargs)())
-    ours = _raised(lambda: _layer_adding_weight(Layer, *args, **kwargs)())
+    theirs = raised(lambda: _layer_adding_weight(keras.layers.Layer, *args, **kwargs)())
+    ours = raised(lambda: _layer_adding_weight(Layer, *args, **kwargs)())
     assert type(ours) is type(theirs)
     assert phrase in str(ours) and phrase in str(theirs)
 

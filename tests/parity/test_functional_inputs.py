@@ -15,27 +15,10 @@ import pytest
 from engine import Input, InputLayer, KerasTensor, Layer, Model, load_model
 from engine.gradient_check import gradient_check
 from layers import Concatenate, Dense, TimeDistributed
+from tests.parity.errors import same_error
 
 KL = keras.layers
 STRUCTURE_WARNING = "The structure of `inputs` doesn't match the expected structure"
-
-
-def _raised(call):
-    """The exception ``call()`` raises (None when it returns)."""
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - the type is what the tests compare
-        return error
-    return None
-
-
-def _same_error(ours, theirs, phrase):
-    """Both calls raise the same exception type, and ours keeps Keras' key phrase."""
-    our_error, their_error = _raised(ours), _raised(theirs)
-    assert their_error is not None and our_error is not None, (our_error, their_error)
-    assert type(our_error) is type(their_error), (our_error, their_error)
-    assert phrase in str(their_error) and phrase in str(our_error), (str(our_error), str(their_error))
-    return our_error
 
 
 def _warnings_of(call):
@@ -86,7 +69,7 @@ def test_dict_inputs_match_the_keys_the_model_was_built_with():
     swapped = {"y": XY["y"], "x": XY["x"]}  # the order of the keys does not matter
     np.testing.assert_allclose(ours(swapped), expected, rtol=1e-6)
     by_name = {"a_in": XY["x"], "b_in": XY["y"]}  # Input names do not stand in for the keys
-    error = _same_error(lambda: ours(by_name), lambda: theirs(by_name), 'Missing data for input "x"')
+    error = same_error(lambda: ours(by_name), lambda: theirs(by_name), 'Missing data for input "x"')
     assert "Expected the following keys: ['x', 'y']" in str(error)
 
 
@@ -155,7 +138,7 @@ def test_a_dict_fed_to_a_model_built_from_a_list_matches_input_names():
         result, messages = _warnings_of(lambda m=model: m(data))
         assert not _structure_warnings(messages)  # as in Keras, extra keys pass silently here
         np.testing.assert_array_equal(result, np.concatenate([np.zeros((2, 2)), np.ones((2, 3))], axis=1))
-    _same_error(lambda: ours({"input_a": np.zeros((2, 2))}), lambda: theirs({"input_a": np.zeros((2, 2))}),
+    same_error(lambda: ours({"input_a": np.zeros((2, 2))}), lambda: theirs({"input_a": np.zeros((2, 2))}),
                 "Missing data for input")
     single_ours, single_theirs = _both(lambda I, M, L: (lambda x: M(x, x * 2.0))(I(shape=(2,), name="solo")))
     np.testing.assert_array_equal(single_ours({"solo": np.ones((1, 2))}), single_theirs({"solo": np.ones((1, 2))}))
@@ -176,7 +159,7 @@ def test_a_list_fed_to_a_dict_model_warns_or_raises_as_keras():
         assert len(_structure_warnings(messages)) == 1, messages
         np.testing.assert_array_equal(result, np.ones((2, 2)))  # taken in sorted-key order
     ours, theirs = _both(unsorted_keys)
-    _same_error(lambda: ours(pair), lambda: theirs(pair), STRUCTURE_WARNING)
+    same_error(lambda: ours(pair), lambda: theirs(pair), STRUCTURE_WARNING)
     np.testing.assert_array_equal(ours({"IT": pair[0], "IS": pair[1]}), theirs({"IT": pair[0], "IS": pair[1]}))
 
 
@@ -241,7 +224,7 @@ def test_a_trailing_axis_of_one_is_squeezed_or_added_as_keras():
 
 def test_other_rank_differences_raise_naming_the_input_and_its_path():
     ours, theirs = _both(lambda I, M, L: (lambda x: M(x, L.Dense(3)(x)))(I(shape=(3,), name="foo")))
-    error = _same_error(lambda: ours(np.ones((2, 3, 4))), lambda: theirs(np.ones((2, 3, 4))), "Invalid input shape")
+    error = same_error(lambda: ours(np.ones((2, 3, 4))), lambda: theirs(np.ones((2, 3, 4))), "Invalid input shape")
     assert "name 'foo' and path ''" in str(error)
 
     def nested(I, M, L):
@@ -249,7 +232,7 @@ def test_other_rank_differences_raise_naming_the_input_and_its_path():
         return M(inputs, L.Dense(3)(inputs[0]["foo"]))
 
     ours, theirs = _both(nested)
-    error = _same_error(lambda: ours(np.ones(())), lambda: theirs(np.ones(())), "Invalid input shape")
+    error = same_error(lambda: ours(np.ones(())), lambda: theirs(np.ones(())), "Invalid input shape")
     assert "name 'my_input' and path '0.foo'" in str(error)
 
 
@@ -298,7 +281,7 @@ def test_none_for_a_required_input_raises_as_keras():
     ours = _optional_model(Input, Model, __import__("layers"), Layer, optional=False)
     theirs = _optional_model(keras.Input, keras.Model, KL, KL.Layer, optional=False)
     data = {"input1": np.ones((2, 2)), "input2": None}
-    error = _same_error(lambda: ours(data), lambda: theirs(data), "is not optional, but None was passed")
+    error = same_error(lambda: ours(data), lambda: theirs(data), "is not optional, but None was passed")
     assert "Input(..., optional=True)" in str(error)
     ours.compile(optimizer="sgd", loss="mse")
     with pytest.raises(ValueError, match="'input2' is not optional"):
@@ -346,7 +329,7 @@ def test_input_layer_conflicts_raise_as_keras(arguments, phrase):
             kwargs["input_tensor"] = tensor_class(shape=(2, 3), dtype="float32")
         return lambda: layer_class(**kwargs)
 
-    _same_error(make(InputLayer, KerasTensor), make(KL.InputLayer, keras.KerasTensor), phrase)
+    same_error(make(InputLayer, KerasTensor), make(KL.InputLayer, keras.KerasTensor), phrase)
 
 
 def test_input_layer_arguments_as_keras_accepts_them():
@@ -410,7 +393,7 @@ def test_compute_output_shape_as_keras():
         ours, theirs = _quiet(lambda b=build: _both(b))
         assert ours.compute_output_shape(shape) == theirs.compute_output_shape(shape)
     ours, theirs = _both(two_heads)
-    _same_error(lambda: ours.compute_output_shape((None, 5)), lambda: theirs.compute_output_shape((None, 5)),
+    same_error(lambda: ours.compute_output_shape((None, 5)), lambda: theirs.compute_output_shape((None, 5)),
                 "expected shape")
 
 

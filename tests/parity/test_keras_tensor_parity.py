@@ -13,6 +13,7 @@ from engine.functional import Functional
 from engine.gradient_check import gradient_check
 from engine.ops import BinaryOp, ReshapeOp, Round, SqueezeOp, UnaryOp
 from layers import Dense
+from tests.parity.errors import raised
 
 # Written once, run on our tensors and on Keras' alike.
 FLOAT_EXPRESSIONS = {
@@ -212,14 +213,6 @@ def test_a_model_from_a_keras_tensor_made_directly_is_rejected_clearly():
         Model(Input(shape=(3,)), out)
 
 
-def _raised(function):
-    try:
-        function()
-    except Exception as error:  # noqa: BLE001 (the type is what is compared)
-        return error
-    raise AssertionError("no exception raised")
-
-
 @pytest.mark.parametrize("misuse, phrase", [
     (lambda t: list(t), "Iterating over a symbolic KerasTensor is not supported"),
     (lambda t: [a for a in t], "Iterating over a symbolic KerasTensor is not supported"),
@@ -232,8 +225,8 @@ def _raised(function):
     (lambda t: len(t), "has no len\\(\\)"),
 ], ids=["list", "loop", "np.array", "np.asarray", "np.mean", "bool", "int", "float", "len"])
 def test_misuse_raises_keras_exception_type_with_our_advice(misuse, phrase):
-    theirs = _raised(lambda: misuse(keras.Input(shape=(3,))))
-    ours = _raised(lambda: misuse(Input(shape=(3,), name="x")))
+    theirs = raised(lambda: misuse(keras.Input(shape=(3,))))
+    ours = raised(lambda: misuse(Input(shape=(3,), name="x")))
     assert type(ours) is type(theirs)
     assert re.search(phrase, str(theirs)) and re.search(phrase, str(ours)), (str(theirs), str(ours))
     assert "symbolic" in str(ours)

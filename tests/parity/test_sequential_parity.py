@@ -10,26 +10,9 @@ from engine import Input, Layer, Model, Sequential
 from engine.gradient_check import gradient_check
 from engine.input_layer import InputLayer
 from layers import Conv2D, Dense, Flatten, TimeDistributed
+from tests.parity.errors import raised, same_error
 
 KL = keras.layers
-
-
-def _raised(call):
-    """The exception ``call()`` raises (None when it returns)."""
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - the type is what the tests compare
-        return error
-    return None
-
-
-def _same_error(ours, theirs, phrase):
-    """Both calls raise the same exception type, and ours keeps Keras' key phrase."""
-    our_error, their_error = _raised(ours), _raised(theirs)
-    assert their_error is not None and our_error is not None, (our_error, their_error)
-    assert type(our_error) is type(their_error), (our_error, their_error)
-    assert phrase in str(their_error) and phrase in str(our_error), (str(our_error), str(their_error))
-    return our_error
 
 
 def _copy_weights(ours, theirs):
@@ -121,7 +104,7 @@ def test_a_deferred_model_builds_on_its_first_call_and_keeps_that_shape():
         model.pop()
         assert model.built and len(model.weights) == 2
         assert model(np.random.rand(3, 2)).shape == (3, 4)
-        assert type(_raised(lambda: model.build((None, 7)))) is ValueError
+        assert type(raised(lambda: model.build((None, 7)))) is ValueError
 
 
 def test_build_by_hand():
@@ -173,7 +156,7 @@ def test_a_nested_sequential_without_layers_stays_unbuilt():
 def test_an_unbuilt_model_has_no_graph_attributes(name):
     for model in (Sequential(), Sequential([Dense(2)])):
         assert not hasattr(model, name)
-        error = _raised(lambda: getattr(model, name))
+        error = raised(lambda: getattr(model, name))
         assert type(error) is AttributeError
         assert f"Sequential model {model.name!r} has no defined" in str(error)
     for model in (keras.Sequential(), keras.Sequential([KL.Dense(2)])):
@@ -209,7 +192,7 @@ def test_compute_output_shape_of_a_built_model_checks_its_input_shape():
     ours = Sequential([Input((2,)), Dense(4), Dense(8)])
     theirs = keras.Sequential([keras.Input((2,)), KL.Dense(4), KL.Dense(8)])
     assert ours.compute_output_shape((1, 2)) == theirs.compute_output_shape((1, 2)) == (1, 8)
-    error = _same_error(lambda: ours.compute_output_shape((None, 3)),
+    error = same_error(lambda: ours.compute_output_shape((None, 3)),
                         lambda: theirs.compute_output_shape((None, 3)), "incompatible")
     assert "expected shape (None, 2)" in str(error)
 
@@ -274,7 +257,7 @@ def test_a_model_with_several_inputs_first_builds_on_its_first_call():
 # -------------------------------------------------------------------- errors
 def test_only_layers_can_be_added():
     for bad in ({}, 3, "dense"):
-        _same_error(lambda: Sequential(name="seq").add(bad), lambda: keras.Sequential(name="seq").add(bad),
+        same_error(lambda: Sequential(name="seq").add(bad), lambda: keras.Sequential(name="seq").add(bad),
                     "Only instances of")
 
 
@@ -284,7 +267,7 @@ def test_layer_names_must_be_unique():
         model.add(dense(2, name="dense"))
         model.add(dense(2, name="dense"))
 
-    _same_error(lambda: add_twice(Sequential, Dense), lambda: add_twice(keras.Sequential, KL.Dense),
+    same_error(lambda: add_twice(Sequential, Dense), lambda: add_twice(keras.Sequential, KL.Dense),
                 "should have unique names")
     layer = Dense(2)
     assert len(Sequential([Input((2,)), layer, layer]).layers) == 2  # the same layer twice is allowed, as in Keras
@@ -297,14 +280,14 @@ def test_a_second_input_is_refused(second):
         model.add(make_input(shape=(2,), batch_size=3))
         model.add(make_input(shape=(2,), batch_size=3) if second == "input" else input_layer(shape=(2,), batch_size=3))
 
-    _same_error(lambda: add(Sequential, Input, InputLayer), lambda: add(keras.Sequential, keras.Input, KL.InputLayer),
+    same_error(lambda: add(Sequential, Input, InputLayer), lambda: add(keras.Sequential, keras.Input, KL.InputLayer),
                 "already been configured")
 
 
 def test_building_for_another_shape_than_configured_is_refused():
     ours = Sequential([Input(shape=(2,), batch_size=3), Dense(2)])
     theirs = keras.Sequential([keras.Input(shape=(2,), batch_size=3), KL.Dense(2)])
-    _same_error(lambda: ours.build((3, 4)), lambda: theirs.build((3, 4)), "already been configured")
+    same_error(lambda: ours.build((3, 4)), lambda: theirs.build((3, 4)), "already been configured")
     ours.build((3, 2))
     theirs.build((3, 2))
     assert ours.built and theirs.built
@@ -312,19 +295,19 @@ def test_building_for_another_shape_than_configured_is_refused():
 
 def test_a_model_without_layers_cannot_be_called_or_built():
     x = np.random.rand(3, 2)
-    _same_error(lambda: Sequential()(x), lambda: keras.Sequential()(x), "no layers")
-    _same_error(lambda: Sequential().build((None, 2)), lambda: keras.Sequential().build((None, 2)), "no layers")
+    same_error(lambda: Sequential()(x), lambda: keras.Sequential()(x), "no layers")
+    same_error(lambda: Sequential().build((None, 2)), lambda: keras.Sequential().build((None, 2)), "no layers")
 
 
 def test_pop_on_an_empty_model_raises_index_error():
-    our_error = _raised(lambda: Sequential(name="empty").pop())
-    assert type(our_error) is type(_raised(lambda: keras.Sequential().pop())) is IndexError
+    our_error = raised(lambda: Sequential(name="empty").pop())
+    assert type(our_error) is type(raised(lambda: keras.Sequential().pop())) is IndexError
     assert "Sequential model 'empty' has no layers to pop" in str(our_error)
 
 
 def test_the_layers_attribute_is_reserved():
-    our_error = _raised(lambda: setattr(Sequential(), "layers", [Dense(4)]))
-    their_error = _raised(lambda: setattr(keras.Sequential(), "layers", [KL.Dense(4)]))
+    our_error = raised(lambda: setattr(Sequential(), "layers", [Dense(4)]))
+    their_error = raised(lambda: setattr(keras.Sequential(), "layers", [KL.Dense(4)]))
     assert type(our_error) is type(their_error) is AttributeError
     assert "Use add() and pop()" in str(our_error) and "reserved" in str(our_error)
 
@@ -336,8 +319,8 @@ def test_the_layers_attribute_is_reserved():
         def call(self, inputs):
             return inputs
 
-    our_error = _raised(lambda: setattr(Subclassed(), "layers", []))
-    their_error = _raised(lambda: setattr(TheirSubclassed(), "layers", []))
+    our_error = raised(lambda: setattr(Subclassed(), "layers", []))
+    their_error = raised(lambda: setattr(TheirSubclassed(), "layers", []))
     assert type(our_error) is type(their_error) is AttributeError
     assert "reserved" in str(our_error) and "reserved" in str(their_error)
 
@@ -348,7 +331,7 @@ def test_a_layer_with_several_outputs_then_a_layer_taking_one_is_refused():
         two_outputs = model_cls(inputs, [dense(2)(inputs), dense(3)(inputs)])
         return sequential([input_fn((2,)), two_outputs, dense(1)])
 
-    error = _same_error(lambda: build(Model, Input, Dense, Sequential),
+    error = same_error(lambda: build(Model, Input, Dense, Sequential),
                         lambda: build(keras.Model, keras.Input, KL.Dense, keras.Sequential), "expects 1 input")
     assert "received 2 input" in str(error)
 
@@ -367,8 +350,8 @@ def test_a_layer_with_several_inputs_fed_one_tensor_is_refused():
         a, b = input_fn((2,)), input_fn((2,))
         return sequential([input_fn((2,)), model_cls([a, b], dense(2)(a))])
 
-    our_error = _raised(lambda: build(Model, Input, Dense, Sequential))
-    their_error = _raised(lambda: build(keras.Model, keras.Input, KL.Dense, keras.Sequential))
+    our_error = raised(lambda: build(Model, Input, Dense, Sequential))
+    their_error = raised(lambda: build(keras.Model, keras.Input, KL.Dense, keras.Sequential))
     assert type(our_error) is type(their_error) is ValueError
     assert "expects 2 input" in str(our_error) and "expects 2" in str(their_error)
 

@@ -36,7 +36,8 @@ TRUNCATED_STD_FACTOR = 0.87962566103423978  # std of a unit normal truncated to 
 def _check_statistics(values, kind, scale):
     assert abs(values.mean()) < 0.01 * scale * 3
     if kind == "uniform":
-        assert values.min() >= -scale and values.max() <= scale
+        # float32 samples may round to just past the bound (by under one float32 step)
+        assert values.min() >= -scale * (1 + 1e-6) and values.max() <= scale * (1 + 1e-6)
         assert values.min() < -0.999 * scale and values.max() > 0.999 * scale
         assert values.std() == pytest.approx(scale / math.sqrt(3.0), rel=0.01)
     elif kind == "truncated":

@@ -10,6 +10,7 @@ atomic: a temporary file in the same folder, then a rename.
 
 import io
 import json
+import math
 import os
 import time
 import zipfile
@@ -331,7 +332,7 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, mod
         if models_only and _graph_layers(model) is None:
             raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")
         if _graph_layers(model) is None:
-            _build_from_config(model, config.get("build_config"), _saved_weight_names(archive, path), path)
+            _build_from_config(model, config.get("build_config"), _saved_weight_names(archive, path), path, limits)
     variables = weight_paths(model)
     expected = _specs(variables)
     content = read_member(archive, "weights.npz", npz_size_bound(expected), limits, path,
@@ -357,11 +358,12 @@ def _saved_weight_names(archive, path):
     return {name[:-4] for name in names if name.endswith(".npy")}
 
 
-def _build_from_config(layer, build_config, saved_names, path):
+def _build_from_config(layer, build_config, saved_names, path, limits):
     """Builds a rebuilt layer (or subclassed model) for the input shapes it was
     built for: ``build(input_shape)`` as Keras does, then, when weights the
     archive holds are still missing (sub-layers made in ``call``, any
-    subclassed model), one call on a batch of zeros of those shapes."""
+    subclassed model), one call on a batch of zeros of those shapes (one
+    sample, at most ``limits.max_weight_bytes`` of it)."""
     if build_config is None:
         return
     if not (isinstance(build_config, dict) and "input_shape" in build_config):
@@ -373,7 +375,22 @@ def _build_from_config(layer, build_config, saved_names, path):
 
     if saved_names <= set(weight_paths(layer)) and not isinstance(layer, Model):
         return
+    sample = [tuple(1 if d is None else d for d in shape) for shape in _flat_shapes(shapes)]
+    size = sum(math.prod(shape) for shape in sample) * np.dtype(layer.dtype).itemsize
+    if size > limits.max_weight_bytes:
+        raise ModelFormatError(
+            f"The build_config of {path!r} asks for inputs of shapes {sample}: one sample of {size:,} bytes, more "
+            f"than the {limits.max_weight_bytes:,} of max_weight_bytes. If the model is genuine, pass "
+            "limits=LoadLimits(max_weight_bytes=...)."
+        )
     layer(_map_shapes(lambda shape: np.zeros([1 if d is None else d for d in shape], layer.dtype), shapes))
+
+
+def _flat_shapes(shapes):
+    """The shapes (tuples) of a list or dict of shapes, in order."""
+    if isinstance(shapes, tuple):
+        return [shapes]
+    return [shape for item in (shapes.values() if isinstance(shapes, dict) else shapes) for shape in _flat_shapes(item)]
 
 
 def _map_shapes(fn, shapes):

@@ -320,3 +320,32 @@ def test_layers_made_of_layers_save_their_weights_by_attribute_and_load(tmp_path
     assert {"block/d1/kernel", "time_distributed/layer/kernel", "time_distributed_1/layer/kernel"} <= set(names)
     np.testing.assert_array_equal(load_model(tmp_path / "blocks.nw").predict(data, verbose=0),
                                   model.predict(data, verbose=0))
+
+
+@register_serializable(package="saving_tests")
+class _OneDense(Model):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = Dense(2)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def test_a_build_config_asking_for_a_huge_input_is_refused_before_anything_is_allocated():
+    model = _OneDense()
+    model(np.ones((1, 3), "float32"))
+    buffer = io.BytesIO()
+    saving.write_archive(model, buffer)
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    config = json.loads(members["config.json"])
+    config["build_config"] = {"input_shape": [None, 10**12]}  # a subclassed model is built by calling it
+    members["config.json"] = json.dumps(config).encode()
+    hostile = io.BytesIO()
+    with zipfile.ZipFile(hostile, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    with pytest.raises(ModelFormatError, match=r"asks for inputs of shapes \[\(1, 1000000000000\)\]: one sample of "
+                                               r"4,000,000,000,000 bytes, more than .* max_weight_bytes"):
+        saving.load_archive_bytes(hostile.getvalue())

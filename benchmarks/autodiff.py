@@ -31,8 +31,8 @@ def dense_case(batch, units_in, units):
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(batch, units_in)).astype("float32")
-    w = Variable((rng.normal(size=(units_in, units)) * 0.05).astype("float32"), "kernel", "dense/kernel")
-    b = Variable(np.zeros(units, "float32"), "bias", "dense/bias")
+    w = Variable((rng.normal(size=(units_in, units)) * 0.05).astype("float32"), name="kernel", path="dense/kernel")
+    b = Variable(np.zeros(units, "float32"), name="bias", path="dense/bias")
 
     def by_hand():
         z = x @ w.value + b.value

@@ -132,6 +132,14 @@ class Functional(Model):
     def _may_make_masks(self):
         return self.plan.uses_masks
 
+    def _output_mask_specs(self, inputs, input_mask):
+        """Without an input mask, the specs the inner outputs got when the
+        inner graph was built (running it on examples could fail where a
+        dimension is unknown); with one, computed on examples."""
+        if input_mask is None:
+            return self._pack_outputs([tensor._keras_mask for tensor in self.plan.outputs])
+        return super()._output_mask_specs(inputs, input_mask)
+
     def _input_masks(self, inputs, mask):
         """``mask`` (in the structure of ``inputs``) as the plan takes it: one
         entry per model input, in input order; None for no mask."""

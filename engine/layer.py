@@ -196,8 +196,8 @@ class Layer(Module):
                 f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
                 "weights by name, so give each weight of a layer its own name."
             )
-        variable = Variable(value, name, f"{self.name}/{name}", trainable,
-                            regularizers.get(regularizer), constraints.get(constraint))
+        variable = Variable(value, name=name, path=f"{self.name}/{name}", trainable=trainable,
+                            regularizer=regularizers.get(regularizer), constraint=constraints.get(constraint))
         variables.append(variable)
         return variable
 
@@ -371,6 +371,11 @@ class Layer(Module):
         its own mask, not only from its inputs' masks)."""
         return type(self).compute_mask is not Layer.compute_mask and not self._combines_masks_only
 
+    def _output_mask_specs(self, inputs, input_mask):
+        """The masks of a symbolic call's outputs, as arrays or mask specs:
+        ``compute_mask`` run on a zero batch with all-True input masks."""
+        return self.compute_mask(_example(inputs), _example(input_mask, fill=True))
+
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
         the layer defines it, else by running ``call`` once on a zero batch."""
@@ -518,7 +523,7 @@ class Layer(Module):
             outputs = self.compute_output_spec(*args, **call_kwargs)
             input_mask = call_kwargs.get("mask", _symbolic_mask(args[0]))
             if input_mask is not None or self._may_make_masks():
-                _attach_masks(outputs, self.compute_mask(_example(args[0]), _example(input_mask, fill=True)))
+                _attach_masks(outputs, self._output_mask_specs(args[0], input_mask))
         except Exception as error:
             raise_in_call_context(self, error, args[0], args[1:], call_kwargs)
         Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
@@ -576,7 +581,7 @@ class Layer(Module):
         batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
         concrete_args = _example(list(args))
         concrete_kwargs = _example(kwargs)
-        if "mask" not in kwargs and _accepts_mask(type(self)) and _symbolic_mask(args[0]) is not None:
+        if "mask" not in kwargs and "mask" in call_parameters(type(self)) and _symbolic_mask(args[0]) is not None:
             concrete_kwargs["mask"] = _example(_symbolic_mask(args[0]), fill=True)
         try:
             outputs = self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:]))
@@ -683,8 +688,8 @@ def _symbolic_mask(inputs):
 
 
 def _attach_masks(outputs, masks):
-    """Gives each symbolic output the spec of its computed mask (a concrete
-    example array): a bool KerasTensor with the output's leading dimensions."""
+    """Gives each symbolic output the spec of its mask (a concrete example
+    array, or a spec): a bool KerasTensor with the output's leading dimensions."""
     flat_outputs = tree.flatten(outputs)
     flat_masks = [masks] * len(flat_outputs) if masks is None or isinstance(masks, np.ndarray) else tree.flatten(masks)
     for output, mask in zip(flat_outputs, flat_masks):
@@ -722,13 +727,13 @@ def _batch_input_shape(kwargs):
 
 
 @functools.lru_cache(maxsize=None)
+def call_parameters(cls) -> frozenset:
+    """The names of the parameters of ``cls.call`` (looked up once per class)."""
+    return frozenset(inspect.signature(cls.call).parameters)
+
+
+@functools.lru_cache(maxsize=None)
 def _accepts_training(cls):
     """Whether ``cls.call`` takes a ``training`` argument (the seed's SimpleDense does not)."""
     parameters = inspect.signature(cls.call).parameters
     return "training" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-
-
-@functools.lru_cache(maxsize=None)
-def _accepts_mask(cls):
-    """Whether ``cls.call`` takes a ``mask`` argument, so the plan passes masks to it."""
-    return "mask" in inspect.signature(cls.call).parameters

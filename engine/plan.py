@@ -12,14 +12,13 @@ of a shared layer.
 """
 
 import functools
-import inspect
 
 import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
 from engine.call_errors import raise_in_call_context
-from engine.layer import _accepts_training
+from engine.layer import _accepts_training, call_parameters
 from engine.argument_gradients import by_argument, route_input_gradients
 from engine.layer_tracing import TracedCall
 
@@ -58,7 +57,7 @@ class Step:
         # The tensors of the first argument (`inputs`), whose masks the layer gets.
         self.num_first = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
         self.first_single = isinstance(first, KerasTensor)
-        self.passes_mask = "mask" in _call_parameters(type(self.layer))
+        self.passes_mask = "mask" in call_parameters(type(self.layer))
         self.argument_masks = [(name, [in_slots[i] for i in positions], single)
                                for name, positions, single in _argument_masks(self.layer, args, kwargs)]
 
@@ -406,8 +405,8 @@ def _argument_masks(layer, args, kwargs):
     """(``<argument>_mask``, positions of the argument's tensors among the
     call's, whether it is one tensor) for each argument whose mask
     ``layer.call`` takes by that name."""
-    parameters = _call_parameters(type(layer))
-    if not any(parameter.endswith("_mask") for parameter in parameters):
+    parameters = call_parameters(type(layer))
+    if not _takes_argument_masks(type(layer)):
         return []
     found, offset = [], 0
     for name, value in by_argument(layer, args, kwargs).items():
@@ -419,8 +418,9 @@ def _argument_masks(layer, args, kwargs):
 
 
 @functools.lru_cache(maxsize=None)
-def _call_parameters(layer_type):
-    return frozenset(inspect.signature(layer_type.call).parameters)
+def _takes_argument_masks(layer_type):
+    """Whether ``layer_type.call`` takes a mask by argument name (``query_mask``...)."""
+    return any(name.endswith("_mask") for name in call_parameters(layer_type))
 
 
 def _store(values, out_slots, out):

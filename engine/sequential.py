@@ -68,6 +68,7 @@ class Sequential(Functional):
     def __init__(self, layers=None, trainable=True, name=None):
         super(Functional, self).__init__(trainable=trainable, name=name or unique_name("sequential"))
         self._stack = []
+        self._names = {}  # name -> layer, of the layers in _stack: add()'s unique-name check in O(1)
         self._graph_plan = None
         for layer in layers or []:
             self.add(layer, rebuild=False)
@@ -94,17 +95,21 @@ class Sequential(Functional):
             layer = history.layer
         self._check_addable(layer)
         if not self._stack and getattr(layer, "_batch_input_shape", None) is not None:
-            self._stack.append(InputLayer(batch_shape=layer._batch_input_shape))  # the Keras 2 input_shape= style
+            self._push(InputLayer(batch_shape=layer._batch_input_shape))  # the Keras 2 input_shape= style
         if self._graph_plan is not None and rebuild:
             outputs = layer(self._outputs_struct)
-            self._stack.append(layer)
+            self._push(layer)
             self._init_graph(self._inputs_struct, outputs)
             return
-        self._stack.append(layer)
+        self._push(layer)
         if rebuild:
             self._maybe_rebuild()
         else:
             self._invalidate_graph()
+
+    def _push(self, layer, index=None):
+        self._stack.insert(len(self._stack) if index is None else index, layer)
+        self._names[layer.name] = layer
 
     def _check_addable(self, layer):
         if not isinstance(layer, Layer):
@@ -112,7 +117,7 @@ class Sequential(Functional):
                 f"Only instances of Layer can be added to a Sequential model; Sequential model {self.name!r} "
                 f"received {layer!r} (of type {type(layer).__name__}). Wrap a function in a Lambda layer."
             )
-        if any(other.name == layer.name and other is not layer for other in self._stack):
+        if self._names.get(layer.name, layer) is not layer:
             raise ValueError(
                 "All layers added to a Sequential model should have unique names. Name "
                 f"{layer.name!r} is already the name of a layer in Sequential model {self.name!r}: pass "
@@ -135,6 +140,8 @@ class Sequential(Functional):
         if not self.layers:
             raise IndexError(f"Sequential model {self.name!r} has no layers to pop.")
         layer = self._stack.pop()
+        if not any(other is layer for other in self._stack):  # the same layer may be stacked twice
+            del self._names[layer.name]
         if self._graph_plan is not None and rebuild and self.layers:
             # Every output of the graph comes from the popped layer's call; that call was fed the new outputs.
             last, node_index, _ = tree.flatten(self._outputs_struct)[0]._keras_history
@@ -214,7 +221,7 @@ class Sequential(Functional):
             outputs = layer(outputs)
         self._init_graph(inputs, outputs)
         if isinstance(inputs, KerasTensor) and not isinstance(first, InputLayer):
-            self._stack.insert(0, inputs._keras_history.layer)  # the shape is now fixed, as in Keras
+            self._push(inputs._keras_history.layer, 0)  # the shape is now fixed, as in Keras
 
     def _known_input_shape(self):
         """The input shape the stack fixes (an InputLayer first, or a first layer

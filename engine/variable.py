@@ -48,10 +48,6 @@ class Variable:
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True, name=None, regularizer=None,
                  constraint=None, *, path=None):
-        if isinstance(shape, str):  # the engine's form (value, name, path, trainable, regularizer, constraint)
-            self.value, self.name, self.path = initializer, shape, dtype
-            self.trainable, self.regularizer, self.constraint = trainable, name, regularizer
-            return
         name = unique_name("variable") if name is None else name
         if not isinstance(name, str) or "/" in name:
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "

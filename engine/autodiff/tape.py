@@ -69,7 +69,7 @@ class GradientTape:
     Example:
         >>> import numpy as np
         >>> from engine import Variable
-        >>> w = Variable(np.array([[2.0]], "float32"), "w", "toy/w")
+        >>> w = Variable(np.array([[2.0]], "float32"), name="w", path="toy/w")
         >>> with GradientTape() as tape:
         ...     x = tape.watch(np.array([[3.0]], "float32"))
         ...     y = np.tanh(x @ w)

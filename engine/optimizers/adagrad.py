@@ -21,7 +21,7 @@ class Adagrad(Optimizer):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.zeros(1, "float32"), "w", "dense/w")
+        >>> w = Variable(np.zeros(1, "float32"), name="w", path="dense/w")
         >>> Adagrad(learning_rate=0.5, initial_accumulator_value=3.0).apply_gradients([(np.ones(1, "float32"), w)])
         >>> np.round(w.value, 4)
         array([-0.25], dtype=float32)

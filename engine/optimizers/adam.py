@@ -28,7 +28,7 @@ class Adam(Optimizer):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.zeros(2, "float32"), "w", "dense/w")
+        >>> w = Variable(np.zeros(2, "float32"), name="w", path="dense/w")
         >>> Adam(learning_rate=0.1).apply_gradients([(np.array([1.0, -3.0], "float32"), w)])
         >>> np.round(w.value, 4)
         array([-0.1,  0.1], dtype=float32)

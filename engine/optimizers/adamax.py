@@ -23,7 +23,7 @@ class Adamax(Optimizer):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.zeros(1, "float32"), "w", "dense/w")
+        >>> w = Variable(np.zeros(1, "float32"), name="w", path="dense/w")
         >>> Adamax(learning_rate=0.1).apply_gradients([(np.full(1, 2.0, "float32"), w)])
         >>> np.round(w.value, 4)
         array([-0.1], dtype=float32)

@@ -11,7 +11,7 @@ class AdamW(Adam):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.ones(2, "float32"), "w", "dense/w")
+        >>> w = Variable(np.ones(2, "float32"), name="w", path="dense/w")
         >>> AdamW(learning_rate=0.1, weight_decay=0.5).apply_gradients([(np.zeros(2, "float32"), w)])
         >>> w.value
         array([0.95, 0.95], dtype=float32)

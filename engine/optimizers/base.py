@@ -31,7 +31,7 @@ class Optimizer:
         >>> import numpy as np
         >>> from engine.optimizers import SGD
         >>> from engine.variable import Variable
-        >>> w = Variable(np.ones(2, "float32"), "w", "dense/w")
+        >>> w = Variable(np.ones(2, "float32"), name="w", path="dense/w")
         >>> SGD(learning_rate=0.5).apply_gradients([(np.ones(2, "float32"), w)])
         >>> w.value
         array([0.5, 0.5], dtype=float32)
@@ -57,13 +57,14 @@ class Optimizer:
         self.built = False
         self._trainable_variables = []
         self._indices = {}
-        self._iterations = Variable(np.array(0, "int64"), "iteration", f"{self.name}/iteration", trainable=False)
+        self._iterations = Variable(np.array(0, "int64"), name="iteration", path=f"{self.name}/iteration",
+                                    trainable=False)
         self._variables = [self._iterations]
         if isinstance(learning_rate, (dict, schedules.LearningRateSchedule)):
             self._learning_rate = schedules.get(learning_rate)
         else:
             self._learning_rate = Variable(np.array(self._checked_learning_rate(learning_rate), "float64"),
-                                           "learning_rate", f"{self.name}/learning_rate", trainable=False)
+                                           name="learning_rate", path=f"{self.name}/learning_rate", trainable=False)
             self._variables.append(self._learning_rate)
         self._unbuilt_size = len(self._variables)
 
@@ -122,8 +123,8 @@ class Optimizer:
         for variable in variables:
             for name, column in zip(names, slots):
                 slot_name = f"{variable.path.replace('/', '_')}_{name}"
-                slot = Variable(np.full(variable.shape, initial_value, variable.dtype), slot_name,
-                                f"{self.name}/{slot_name}", trainable=False)
+                slot = Variable(np.full(variable.shape, initial_value, variable.dtype), name=slot_name,
+                                path=f"{self.name}/{slot_name}", trainable=False)
                 column.append(slot)
                 self._variables.append(slot)
         return slots
@@ -247,7 +248,7 @@ class Optimizer:
             >>> store = {}
             >>> Adam().save_own_variables(store)
             >>> resumed = Adam()
-            >>> resumed.build([Variable(np.zeros(2, "float32"), "w", "dense/w")])
+            >>> resumed.build([Variable(np.zeros(2, "float32"), name="w", path="dense/w")])
             >>> resumed.load_own_variables(store)
             >>> len(store), len(resumed.variables)
             (2, 4)

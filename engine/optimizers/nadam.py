@@ -30,7 +30,7 @@ class Nadam(Optimizer):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.zeros(1, "float32"), "w", "dense/w")
+        >>> w = Variable(np.zeros(1, "float32"), name="w", path="dense/w")
         >>> Nadam(learning_rate=0.1).apply_gradients([(np.ones(1, "float32"), w)])
         >>> np.round(w.value, 4)
         array([-0.1063], dtype=float32)
@@ -45,7 +45,8 @@ class Nadam(Optimizer):
     def _create_slots(self, variables):
         self._momentums, self._velocities = self._add_slots(variables, "momentum", "velocity")
         dtype = variables[0].dtype if variables else np.float32
-        self._u_product = Variable(np.array(1.0, dtype), "u_product", f"{self.name}/u_product", trainable=False)
+        self._u_product = Variable(np.array(1.0, dtype), name="u_product", path=f"{self.name}/u_product",
+                                   trainable=False)
         self._variables.append(self._u_product)
 
     def _mu(self, step, cast):

@@ -28,7 +28,7 @@ class RMSprop(Optimizer):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.zeros(1, "float32"), "w", "dense/w")
+        >>> w = Variable(np.zeros(1, "float32"), name="w", path="dense/w")
         >>> RMSprop(learning_rate=0.1, rho=0.75).apply_gradients([(np.ones(1, "float32"), w)])
         >>> np.round(w.value, 4)
         array([-0.2], dtype=float32)

@@ -22,7 +22,7 @@ class SGD(Optimizer):
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable
-        >>> w = Variable(np.ones(2, "float32"), "w", "dense/w")
+        >>> w = Variable(np.ones(2, "float32"), name="w", path="dense/w")
         >>> SGD(learning_rate=0.1, momentum=0.9).apply_gradients([(np.ones(2, "float32"), w)])
         >>> w.value
         array([0.9, 0.9], dtype=float32)

@@ -95,6 +95,9 @@ class Lambda(Layer):
     def _has_backward(self):
         return self.backward_function is not None
 
+    def _may_make_masks(self):
+        return self.mask is not None
+
     def forward(self, inputs, training=True):
         """With ``backward=``, the cache for it; otherwise the function is traced
         (plain NumPy trains without a hand-written gradient)."""

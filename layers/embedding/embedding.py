@@ -66,6 +66,9 @@ class Embedding(Layer):
         np.add.at(grad, cache.reshape(-1), grad_outputs.reshape(-1, self.output_dim))
         return None, {self.embeddings: grad}
 
+    def _may_make_masks(self):
+        return self.mask_zero
+
     def compute_mask(self, inputs, mask=None):
         """``inputs != 0`` when ``mask_zero``, else None."""
         return np.not_equal(inputs, 0) if self.mask_zero else None

@@ -505,3 +505,29 @@ def test_a_custom_layer_gets_its_mask_while_its_output_shape_is_inferred():
     tokens = np.array([[1, 2, 0, 0]])
     embedded = model.layers[1].embeddings.value[[1, 2]]
     np.testing.assert_allclose(model(tokens), embedded.mean(axis=0, keepdims=True), rtol=1e-6)
+
+
+def test_a_nested_model_that_makes_masks_is_called_symbolically_on_unknown_lengths():
+    """Its mask specs come from its own graph: nothing runs on a one-step example, which
+    Conv1D(kernel_size=3) could not take."""
+    ids = Input(shape=(None,), dtype="int32")
+    inner = Model(ids, layers.Conv1D(2, 3)(Embedding(10, 4, mask_zero=True)(ids)))
+    outer_ids = Input(shape=(None,), dtype="int32")
+    outer = Model(outer_ids, inner(outer_ids))
+    assert outer(np.ones((1, 5), "int32")).shape == (1, 3, 2)
+
+
+def test_graphs_whose_layers_could_mask_but_do_not_run_nested_models_once():
+    calls = []
+
+    def doubled(x):
+        calls.append(1)
+        return x * 2.0
+
+    inputs = Input(shape=(3,))
+    inner = Model(inputs, Dense(2)(layers.Lambda(doubled)(Embedding(4, 3)(inputs))))  # neither makes a mask
+    outer_inputs = Input(shape=(3,))
+    outer = Model(outer_inputs, inner(outer_inputs))
+    calls.clear()
+    outer(np.ones((1, 3)))
+    assert len(calls) == 1 and not outer.plan.uses_masks

@@ -14,7 +14,7 @@ from tests.engine.autodiff.gradcheck import numeric_gradients
 
 
 def variable(value, name="w", trainable=True):
-    return Variable(np.asarray(value), name, f"layer/{name}", trainable=trainable)
+    return Variable(np.asarray(value), name=name, path=f"layer/{name}", trainable=trainable)
 
 
 def test_simple_dense_on_variables_matches_finite_differences():

@@ -157,7 +157,7 @@ def test_tracing_error_composes_a_context():
 
 
 def test_unsupported_call_on_a_non_trainable_variable_while_recording_runs_plainly():
-    frozen = Variable(np.array([3.0, 1.0]), "f", "l/f", trainable=False)
+    frozen = Variable(np.array([3.0, 1.0]), name="f", path="l/f", trainable=False)
     with GradientTape():
         assert list(np.sort(frozen)) == [1.0, 3.0]
         assert np.add.reduce(frozen) == 4.0

@@ -33,7 +33,7 @@ def fixed_gradients(steps=5, dtype="float32"):
 
 
 def our_variables(weights):
-    return [Variable(w.copy(), name, f"dense/{name}") for w, name in zip(weights, SHAPES)]
+    return [Variable(w.copy(), name=name, path=f"dense/{name}") for w, name in zip(weights, SHAPES)]
 
 
 def keras_variables(weights):

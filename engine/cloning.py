@@ -7,6 +7,7 @@ walk and argument gathering that running the model uses.
 """
 
 import inspect
+import json
 
 from engine import tree
 from engine.functional import Functional
@@ -222,9 +223,14 @@ def _functional_like_constructor(cls):
 
 
 def _compile_like(clone, model):
-    """Compiles ``clone`` as ``model`` was (from its compile config: a new optimizer)."""
+    """Compiles ``clone`` as ``model`` was, from its compile config (new losses,
+    metrics and optimizer, as Keras does); the functions it names that no
+    registry holds (a loss written as a function) are the model's own."""
     config = getattr(model, "_compile_config", None)
     if config is not None:
+        from engine.pickling import custom_objects_of
+        from engine.registry import loading_scope
         from engine.saving import compile_from_config
 
-        compile_from_config(clone, config)
+        with loading_scope(custom_objects_of(model, json.dumps(config))):
+            compile_from_config(clone, config)

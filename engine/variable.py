@@ -30,7 +30,7 @@ class Variable:
         dtype: the dtype; by default float32 for an initializer, else the
             value's (float32 and int32 for Python numbers, as Keras).
         trainable: whether training updates it.
-        name: the name (no ``/``); by default ``variable``, ``variable_1``...
+        name: the name (no ``/`` unless a ``path`` is given); by default ``variable``, ``variable_1``...
         regularizer: a ``Regularizer`` whose penalty training adds.
         constraint: a ``Constraint`` applied after each update.
         path: the path; by default the name.
@@ -49,7 +49,7 @@ class Variable:
     def __init__(self, initializer, shape=None, dtype=None, trainable=True, name=None, regularizer=None,
                  constraint=None, *, path=None):
         name = unique_name("variable") if name is None else name
-        if not isinstance(name, str) or "/" in name:
+        if not isinstance(name, str) or ("/" in name and path is None):  # a layer's weight passes its path
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "
                              f"name={name!r}. Name the variable without '/'; its path may hold one (path=...).")
         self.value = _initial_value(initializer, shape, dtype, name)

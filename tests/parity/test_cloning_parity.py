@@ -305,3 +305,17 @@ def test_a_graph_with_dict_io_shared_layers_nested_models_ops_and_tensor_kwargs(
         expected = model(data)
         for key, value in clone(data).items():
             np.testing.assert_allclose(value, expected[key], rtol=1e-6, atol=1e-6)
+
+
+def _squared_error(y_true, y_pred):
+    return np.mean(np.square(y_true - y_pred))
+
+
+def test_a_model_compiled_with_function_losses_and_metrics_clones_compiled():
+    inputs = Input(shape=(3,))
+    model = Model(inputs, Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss=_squared_error, metrics=[_squared_error])
+    clone = clone_model(model)  # its compile config names the function, which no registry holds
+    history = clone.fit(np.ones((4, 3), "float32"), np.ones((4, 1), "float32"), epochs=2, verbose=0)
+    assert sorted(history.history) == ["_squared_error", "loss"]
+    assert clone.optimizer is not model.optimizer

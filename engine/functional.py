@@ -12,7 +12,7 @@ import numpy as np
 
 from engine import tree
 from engine.data_adapter import cast_input
-from engine.dtypes import dtype_kind
+from engine.dtypes import dtype_kind, float64_kept
 from engine.input_layer import InputLayer
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
@@ -101,8 +101,7 @@ class Functional(Model):
         return self._pack_outputs(self.plan.run(arrays, training=training, masks=self._input_masks(inputs, mask)))
 
     def forward(self, inputs, training=True, mask=None):
-        # Floats keep their precision here: gradient_check runs the model in float64.
-        arrays = self._standardize_inputs(inputs, cast_floats=False)
+        arrays = self._standardize_inputs(inputs, cast_floats=not float64_kept())  # gradient_check keeps float64
         outputs, tape = self.plan.forward(arrays, training=training, masks=self._input_masks(inputs, mask))
         tape.inputs = inputs
         return self._pack_outputs(outputs), tape

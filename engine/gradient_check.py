@@ -9,6 +9,7 @@ every floating input and every trainable weight are compared with
 import numpy as np
 
 from engine import tree
+from engine.dtypes import keeping_float64
 from engine.argument_gradients import by_argument, first_argument_name, route_input_gradients
 
 
@@ -64,42 +65,43 @@ def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, se
     weights = layer.trainable_weights
     originals = [(v, v.value) for v in layer.weights]
     rng = np.random.default_rng(seed)
-    try:
-        for variable, value in originals:
-            if value.dtype.kind == "f":
-                variable.value = np.array(value, np.float64, order="C")
-        outputs, cache = layer.forward(inputs, training=training, **call_kwargs)
-        projections = [rng.standard_normal(np.shape(o)) for o in tree.flatten(outputs)]
-        grad_outputs = tree.pack_as(outputs, projections)
-        grad_inputs, grad_weights = layer.backward(cache, grad_outputs)
+    with keeping_float64():  # a model keeps the float64 inputs too
+        try:
+            for variable, value in originals:
+                if value.dtype.kind == "f":
+                    variable.value = np.array(value, np.float64, order="C")
+            outputs, cache = layer.forward(inputs, training=training, **call_kwargs)
+            projections = [rng.standard_normal(np.shape(o)) for o in tree.flatten(outputs)]
+            grad_outputs = tree.pack_as(outputs, projections)
+            grad_inputs, grad_weights = layer.backward(cache, grad_outputs)
 
-        def loss():
-            out, _ = layer.forward(inputs, training=training, **call_kwargs)
-            return sum(float(np.sum(o * r)) for o, r in zip(tree.flatten(out), projections))
+            def loss():
+                out, _ = layer.forward(inputs, training=training, **call_kwargs)
+                return sum(float(np.sum(o * r)) for o, r in zip(tree.flatten(out), projections))
 
-        errors = {}
-        flat_grads = iter(route_input_gradients(layer, grad_inputs, (inputs,), call_kwargs, _is_array))
-        for name, value in by_argument(layer, (inputs,), call_kwargs).items():
-            arrays = [x for x in tree.flatten(value) if _is_array(x)]
-            label = "input" if name == first_argument_name(layer) else name
-            for index, x in enumerate(arrays):
-                grad = next(flat_grads)
-                if x.dtype.kind == "f":
-                    key = label if label != "input" and len(arrays) == 1 else f"{label} {index}"
-                    errors[key] = _compare(x, grad, loss, epsilon, samples, rng, key)
-        for variable in weights:
-            if variable not in grad_weights:
-                raise ValueError(
-                    f"{type(layer).__name__} {layer.name!r}: backward returned no gradient for the "
-                    f"trainable weight {variable.path!r}."
+            errors = {}
+            flat_grads = iter(route_input_gradients(layer, grad_inputs, (inputs,), call_kwargs, _is_array))
+            for name, value in by_argument(layer, (inputs,), call_kwargs).items():
+                arrays = [x for x in tree.flatten(value) if _is_array(x)]
+                label = "input" if name == first_argument_name(layer) else name
+                for index, x in enumerate(arrays):
+                    grad = next(flat_grads)
+                    if x.dtype.kind == "f":
+                        key = label if label != "input" and len(arrays) == 1 else f"{label} {index}"
+                        errors[key] = _compare(x, grad, loss, epsilon, samples, rng, key)
+            for variable in weights:
+                if variable not in grad_weights:
+                    raise ValueError(
+                        f"{type(layer).__name__} {layer.name!r}: backward returned no gradient for the "
+                        f"trainable weight {variable.path!r}."
+                    )
+                errors[variable.path] = _compare(
+                    variable.value, grad_weights[variable], loss, epsilon, samples, rng, variable.path
                 )
-            errors[variable.path] = _compare(
-                variable.value, grad_weights[variable], loss, epsilon, samples, rng, variable.path
-            )
-        return GradientCheckReport(errors)
-    finally:
-        for variable, value in originals:
-            variable.value = value
+            return GradientCheckReport(errors)
+        finally:
+            for variable, value in originals:
+                variable.value = value
 
 
 def _is_array(value):

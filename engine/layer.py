@@ -502,7 +502,9 @@ class Layer(Module):
         one step using ``backward`` when the layer has one, else traced through."""
         if not inside_layer_call():  # the outermost call under a GradientTape
             self._clear_added_losses()
-        plain = [untraced(x) if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]
+        flat_inputs = [x if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]  # cast as eagerly
+        args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
+        plain = [untraced(x) for x in flat_inputs]
         self._check_inputs(plain)
         self._maybe_build(tree.pack_as(args[0], plain))
         training = call_training(kwargs.pop("training", None))

@@ -332,3 +332,12 @@ def test_added_losses_count_in_a_tape_gradient_only_when_the_target_holds_them()
     (grad,) = tape.gradient(target, [dense.kernel])
     y = x @ dense.kernel.value + dense.bias.value
     np.testing.assert_allclose(grad, x.T @ (np.ones((4, 2)) + 3.0 * y / y.size), rtol=1e-5)
+
+
+def test_float64_data_is_cast_under_a_gradient_tape_as_in_an_eager_call():
+    inputs = Input(shape=(3,))
+    model = Model(inputs, Dense(2)(inputs))
+    x = np.ones((4, 3))  # float64
+    with GradientTape():
+        taped = model(x)
+    assert model(x).dtype == np.asarray(taped.value).dtype == np.float32

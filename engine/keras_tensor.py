@@ -275,7 +275,3 @@ def not_from_a_layer_error(tensor, role):
         "Input() or layer produced it, so a Model cannot feed it. Model inputs must be created via Input(): write "
         f"Input(shape={tensor.shape[1:]}) (the shape without the batch axis) and build the graph from it."
     )
-
-
-def is_symbolic(value):
-    return isinstance(value, KerasTensor)

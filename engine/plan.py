@@ -16,7 +16,7 @@ import functools
 import numpy as np
 
 from engine import tree
-from engine.keras_tensor import KerasTensor
+from engine.keras_tensor import KerasTensor, not_from_a_layer_error
 from engine.call_errors import raise_in_call_context
 from engine.layer import _accepts_training, call_parameters
 from engine.argument_gradients import by_argument, route_input_gradients
@@ -125,12 +125,7 @@ class ExecutionPlan:
                 )
         for index, tensor in enumerate(self.inputs):
             if tensor._keras_history is None or tensor._keras_history.layer is None:
-                raise ValueError(
-                    f"Input {index} of the model is KerasTensor {tensor.name!r}, made directly with KerasTensor(...). "
-                    "A model's inputs must be created via Input(), which adds the InputLayer that feeds them: use "
-                    f"Input(shape={tensor.shape[1:]}"
-                    + ("" if tensor.dtype == "float32" else f", dtype={tensor.dtype!r}") + ") instead."
-                )
+                raise not_from_a_layer_error(tensor, f"Input {index} of the model")
         self._alias = {}
         nodes = self._order_nodes()
         self.slot_of = {id(t): i for i, t in enumerate(self.inputs)}
@@ -164,11 +159,7 @@ class ExecutionPlan:
             if id(tensor) in walk.input_ids:
                 return None
             if tensor._keras_history is None or tensor._keras_history.layer is None:
-                raise ValueError(
-                    f"Output tensor {walk.output.name!r} cannot be computed: a tensor it depends on is KerasTensor "
-                    f"{tensor.name!r}, made directly with KerasTensor(...), which is not an input of the model. "
-                    "Build the graph from Input(shape=...) and pass those tensors to Model(inputs=...)."
-                )
+                raise not_from_a_layer_error(tensor, f"A tensor that output {walk.output.name!r} depends on")
             layer, node_index, _ = tensor._keras_history
             node = layer._inbound_nodes[node_index]
             if not node.is_input:

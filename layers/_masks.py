@@ -1,4 +1,5 @@
-"""The check a layer makes on the ``mask`` argument it computes with."""
+"""The checks layers make on masks: the ``mask`` a layer computes with, and the
+list of masks a merge layer combines."""
 
 import numpy as np
 
@@ -21,3 +22,26 @@ def checked_mask(layer, mask, expected_shape, input_shape):
             "entry per step of each sample."
         )
     return mask.astype(bool, copy=False)
+
+
+def merge_masks(layer, inputs, mask):
+    """The list of the inputs' masks (None where an input has none), or None
+    when ``mask`` is None; raises ValueError, as Keras does, when ``mask`` is
+    not a list with one entry per input."""
+    if mask is None:
+        return None
+    if not isinstance(mask, (list, tuple)):
+        raise ValueError(
+            f"Layer {layer.name!r} ({type(layer).__name__}) merges a list of inputs, so `mask` should be a list "
+            f"with one mask (or None) per input. Received: mask={mask!r}"
+        )
+    if not isinstance(inputs, (list, tuple)):
+        raise ValueError(
+            f"Layer {layer.name!r} ({type(layer).__name__}): `inputs` should be a list. Received: inputs={inputs!r}"
+        )
+    if len(mask) != len(inputs):
+        raise ValueError(
+            f"Layer {layer.name!r} ({type(layer).__name__}): the lists `inputs` and `mask` should have the same "
+            f"length. Received: {len(inputs)} inputs and {len(mask)} masks."
+        )
+    return list(mask)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from engine import Layer
-from layers.merging._masks import merge_masks
+from layers._masks import merge_masks
 
 
 class Concatenate(Layer):

@@ -13,7 +13,7 @@ import numpy as np
 
 from engine import Layer
 from engine.ops import broadcast_shapes, unbroadcast
-from layers.merging._masks import merge_masks
+from layers._masks import merge_masks
 
 
 class _Merge(Layer):

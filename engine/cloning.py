@@ -8,15 +8,18 @@ walk and argument gathering that running the model uses.
 
 import inspect
 import json
+from collections.abc import Callable
 
 from engine import tree
 from engine.functional import Functional
 from engine.input_layer import Input, InputLayer
 from engine.keras_tensor import KerasTensor
+from engine.model import Model
 from engine.sequential import Sequential
 
 
-def clone_model(model, input_tensors=None, clone_function=None, call_function=None, recursive=False):
+def clone_model(model: Model, input_tensors=None, clone_function: Callable | None = None,
+                call_function: Callable | None = None, recursive: bool = False) -> Model:
     """Returns a copy of a functional or Sequential ``model`` made of new layers.
 
     Args:

@@ -258,7 +258,16 @@ class Negative(UnaryOp):
 
 
 class Round(Layer):
-    """``round(x, decimals)``: halves round to even, as in NumPy and Keras; no gradient."""
+    """``round(x, decimals)``: halves round to even, as in NumPy and Keras; no gradient.
+
+    Args:
+        decimals: how many decimals to keep (negative rounds to tens, hundreds...).
+
+    Example:
+        >>> from engine import Input
+        >>> round(Input(shape=(3,)), 1).shape
+        (None, 3)
+    """
 
     def __init__(self, decimals=0, **kwargs):
         super().__init__(**kwargs)

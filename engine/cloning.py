@@ -183,11 +183,7 @@ def _clone_functional(model, clone_layer, call_function, input_tensors):
                 "`input_tensors` must have the same structure as model.input\n"
                 f"Reference structure: {model.input}\nReceived structure: {input_tensors}"
             )
-    plan = model.plan
-    values = [None] * len(plan.tensors)
-    values[: len(plan.inputs)] = tree.flatten(input_tensors)
-    for step in plan.steps:
-        inputs, extra, kwargs = step.gather(values)
+    def clone_step(step, inputs, extra, kwargs):
         layer = clone_layer(step.layer)
         if call_function is not None:
             outputs = call_function(layer, inputs, *extra, **kwargs)
@@ -199,9 +195,9 @@ def _clone_functional(model, clone_layer, call_function, input_tensors):
                 f"Cloning layer {step.layer.name!r} of model {model.name!r}: the call of its clone "
                 f"{layer.name!r} returned {len(flat)} tensors where the original returned {len(step.out_slots)}."
             )
-        for slot, tensor in zip(step.out_slots, flat):
-            values[slot] = tensor
-    outputs = tree.pack_as(model.output, [values[slot] for slot in plan.output_slots])
+        return flat
+
+    outputs = tree.pack_as(model.output, model.plan.replay(tree.flatten(input_tensors), clone_step))
     cls = type(model) if _functional_like_constructor(type(model)) else Functional
     return cls(input_tensors, outputs, name=model.name)
 

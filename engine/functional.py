@@ -176,15 +176,8 @@ class Functional(Model):
     def _output_specs(self, specs):
         """The flat output KerasTensors for flat input KerasTensors ``specs``: each
         step of the plan computes its outputs' specs from its inputs' specs."""
-        plan = self.plan
-        values = [None] * len(plan.tensors)
-        values[: len(specs)] = specs
-        for step in plan.steps:
-            inputs, extra, kwargs = step.gather(values)
-            outputs = step.layer.compute_output_spec(inputs, *extra, **kwargs)
-            for slot, tensor in zip(step.out_slots, tree.flatten(outputs)):
-                values[slot] = tensor
-        return [values[slot] for slot in plan.output_slots]
+        return self.plan.replay(specs, lambda step, inputs, extra, kwargs: tree.flatten(
+            step.layer.compute_output_spec(inputs, *extra, **kwargs)))
 
     def get_config(self):
         from engine.functional_config import functional_config

@@ -244,6 +244,17 @@ class ExecutionPlan:
         return layers
 
     # ------------------------------------------------------------- execution
+    def replay(self, inputs, action):
+        """Walks the steps on other values (symbolic ones: shape propagation,
+        cloning): ``action(step, inputs, extra_args, kwargs)`` gives each step's
+        flat outputs from its arguments. Returns the flat outputs of the plan."""
+        values = [None] * len(self.tensors)
+        values[: len(inputs)] = inputs
+        for step in self.steps:
+            for slot, value in zip(step.out_slots, action(step, *step.gather(values))):
+                values[slot] = value
+        return [values[slot] for slot in self.output_slots]
+
     def run(self, arrays, training=False, masks=None):
         """Inference: flat input arrays in, flat output arrays out. ``masks``
         are the inputs' masks (a flat list, None where an input has none)."""

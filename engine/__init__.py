@@ -15,6 +15,7 @@ from engine.load_limits import LoadLimits
 from engine.model import Model
 from engine.module import Module
 from engine.node import Node
+from engine.py_dataset import PyDataset
 from engine.registry import register_serializable
 from engine.saving import load_model, model_from_json
 from engine.sequential import Sequential
@@ -35,6 +36,7 @@ __all__ = [
     "ModelFormatError",
     "Module",
     "Node",
+    "PyDataset",
     "Sequential",
     "Variable",
     "clone_model",

@@ -1,5 +1,6 @@
 """Training data: mapping x, y and sample weights onto a model's inputs and
-outputs, checking them, and cutting them into batches."""
+outputs, checking them, and cutting in-memory arrays into batches (data read
+batch by batch from disk, a PyDataset or a generator: engine.data_sources)."""
 
 import math
 import numbers
@@ -20,40 +21,16 @@ _DTYPE_ADVICE = {
 }
 
 
-class TrainingData:
-    """Arrays aligned with the model's inputs (``x``) and outputs (``y``), and
-    per-output sample weights (``None`` where there are none)."""
+class Samples:
+    """The batching interface of data with a known number of samples (``size``):
+    in-memory arrays (TrainingData) and arrays read from disk
+    (engine.data_sources.StreamedArrays). Subclasses add ``batches`` and ``split``."""
 
-    def __init__(self, x, y, sample_weights):
-        self.x, self.y, self.sample_weights = x, y, sample_weights
-        self.size = next(len(a) for a in x if a is not None)
-
-    def take(self, indices):
-        pick = (lambda a: None if a is None else a[indices])
-        return TrainingData([pick(a) for a in self.x],
-                            None if self.y is None else [pick(a) for a in self.y],
-                            [pick(w) for w in self.sample_weights])
-
-    def split(self, fraction):
-        """(first part, last ``fraction``), as Keras' validation_split (taken before shuffling)."""
-        if not 0.0 <= fraction < 1.0:
-            raise ValueError(f"validation_split must be in [0, 1), received {fraction}.")
-        cut = int(self.size * (1.0 - fraction))
-        if cut in (0, self.size):
-            raise ValueError(
-                f"validation_split={fraction} of {self.size} samples leaves an empty training or "
-                "validation set; use more data or another split."
-            )
-        return self.take(np.arange(cut)), self.take(np.arange(cut, self.size))
+    size: int
 
     def steps(self, batch_size):
         """Number of batches: an empty data set is one empty batch (predict then returns empty outputs)."""
         return max(math.ceil(self.size / batch_size), 1)
-
-    def batches(self, batch_size, shuffle=False, rng=None):
-        order = rng.permutation(self.size) if shuffle else np.arange(self.size)
-        for step in range(self.steps(batch_size)):
-            yield self.take(order[step * batch_size:(step + 1) * batch_size])
 
     def require_samples(self, model, what):
         """Raises when there is nothing to train or evaluate on (Keras fails there with internal errors)."""
@@ -62,6 +39,44 @@ class TrainingData:
                 f"{what} of model {model.name!r} received 0 samples (the data is empty along axis 0). Pass at "
                 "least one sample (predict() takes empty data and returns empty outputs)."
             )
+
+    def _cut(self, fraction):
+        """Where ``validation_split=fraction`` cuts: the last ``fraction`` of the samples validate, as in Keras
+        (taken before shuffling)."""
+        if not 0.0 <= fraction < 1.0:
+            raise ValueError(f"validation_split must be in [0, 1), received {fraction}.")
+        cut = int(self.size * (1.0 - fraction))
+        if cut in (0, self.size):
+            raise ValueError(
+                f"validation_split={fraction} of {self.size} samples leaves an empty training or "
+                "validation set; use more data or another split."
+            )
+        return cut
+
+
+class TrainingData(Samples):
+    """Arrays aligned with the model's inputs (``x``) and outputs (``y``), and
+    per-output sample weights (``None`` where there are none)."""
+
+    def __init__(self, x, y, sample_weights):
+        self.x, self.y, self.sample_weights = x, y, sample_weights
+        self.size = next(len(a) for a in x if a is not None)
+
+    def take(self, indices):
+        def pick(arrays):
+            return [None if a is None else a[indices] for a in arrays]
+
+        return TrainingData(pick(self.x), None if self.y is None else pick(self.y), pick(self.sample_weights))
+
+    def split(self, fraction):
+        """(first part, last ``fraction``), as Keras' validation_split (taken before shuffling)."""
+        cut = self._cut(fraction)
+        return self.take(np.arange(cut)), self.take(np.arange(cut, self.size))
+
+    def batches(self, batch_size, shuffle=False, rng=None):
+        order = rng.permutation(self.size) if shuffle else np.arange(self.size)
+        for step in range(self.steps(batch_size)):
+            yield self.take(order[step * batch_size:(step + 1) * batch_size])
 
 
 def check_batch_size(batch_size, default=32):
@@ -74,17 +89,54 @@ def check_batch_size(batch_size, default=32):
     """
     if batch_size is None:
         return default
-    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+    return _positive_int(batch_size, "batch_size", f"or None for the default {default}",
+                         "the number of samples per gradient step, e.g. batch_size=32")
+
+
+def check_steps(steps: int | None, name: str) -> int | None:
+    """``steps`` (fit's ``steps_per_epoch`` or ``validation_steps``, named by
+    ``name``) as a positive int, or None: TypeError for a non-integer,
+    ValueError for zero or a negative count.
+
+    Example:
+        >>> check_steps(None, "steps_per_epoch") is None, check_steps(5, "steps_per_epoch")
+        (True, 5)
+    """
+    if steps is None:
+        return None
+    return _positive_int(steps, name, "or None for one pass over the data per epoch",
+                         f"the number of batches per epoch, e.g. {name}=100")
+
+
+def _positive_int(value, name, none_means, advice):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
-            f"batch_size must be a positive integer (or None for the default {default}); received "
-            f"batch_size={batch_size!r} of type {type(batch_size).__name__}."
+            f"{name} must be a positive integer ({none_means}); received {name}={value!r} of type "
+            f"{type(value).__name__}."
         )
-    if batch_size <= 0:
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer ({none_means}); received {name}={value!r}. Pass {advice}.")
+    return int(value)
+
+
+def unpack_batch(data, source: str) -> tuple:
+    """``(x, y, sample_weight)`` from ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``
+    (a tuple or a list); anything else is ``x`` alone, as in Keras'
+    ``unpack_x_y_sample_weight``. ``source`` names where ``data`` came from.
+
+    Example:
+        >>> unpack_batch((np.ones(2), np.zeros(2)), "The generator")[2] is None
+        True
+    """
+    if not isinstance(data, (tuple, list)):
+        return data, None, None
+    if not 1 <= len(data) <= 3:
         raise ValueError(
-            f"batch_size must be a positive integer (or None for the default {default}); received "
-            f"batch_size={batch_size!r}. Pass the number of samples per gradient step, e.g. batch_size=32."
+            "Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, found: a "
+            f"{type(data).__name__} of {len(data)} items from {source}. Return (inputs, targets) or (inputs, "
+            "targets, sample_weights), with several inputs (or outputs) as one list or dict inside it."
         )
-    return int(batch_size)
+    return (*data, None, None)[:3]
 
 
 def cast_input(value, dtype, where):
@@ -131,15 +183,24 @@ def prepare(model, x, y=None, sample_weight=None, class_weight=None):
     weights = _standardize_sample_weights(model, sample_weight, ys)
     if sample_weight is not None:
         sizes["sample_weight"] = [len(w) for w in weights if w is not None]
-    flat = {n for values in sizes.values() for n in values}
-    if len(flat) != 1:
+    check_cardinality(sizes)
+    if class_weight is not None:
+        weights = _apply_class_weight(model, class_weight, ys, weights)
+    return TrainingData(xs, ys, weights)
+
+
+def check_cardinality(sizes: dict[str, list[int]]) -> None:
+    """Raises unless every array holds the same number of samples; ``sizes``
+    maps "x", "y" and "sample_weight" to their arrays' lengths.
+
+    Example:
+        >>> check_cardinality({"x": [4, 4], "y": [4]})
+    """
+    if len({n for values in sizes.values() for n in values}) != 1:
         detail = "; ".join(f"'{k}' sizes: {v}" for k, v in sizes.items())
         raise ValueError(
             f"Data cardinality is ambiguous: {detail}. Make sure all arrays contain the same number of samples."
         )
-    if class_weight is not None:
-        weights = _apply_class_weight(model, class_weight, ys, weights)
-    return TrainingData(xs, ys, weights)
 
 
 def _standardize_targets(model, y):

@@ -1,12 +1,17 @@
 """compile / fit / evaluate / predict: how a model trains, mixed into Model."""
 
+import functools
+import math
+
 import numpy as np
 
-from engine import tree
+from engine import dask_arrays, tree
 from engine.autodiff import record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
-from engine.data_adapter import check_batch_size, prepare
+from engine.data_adapter import check_batch_size, check_steps, prepare, unpack_batch
+from engine.data_sources import open_source
+from engine.epoch_iterator import EpochIterator
 from engine.metrics import Mean
 from engine.progress import ProgressLogger
 from engine.utils import random_generator
@@ -160,14 +165,15 @@ class Trainer:
         return self.trainable_weights
 
     def _require_compiled(self, what, x=None):
-        """Raises unless compiled; builds a subclassed model on ``x`` and resolves
-        its losses and metrics against its outputs when that is still to do."""
+        """Raises unless compiled; builds a subclassed model on ``x`` (when given)
+        and resolves its losses and metrics against its outputs when that is
+        still to do (without ``x``, ``_training_data`` does on the first batch)."""
         if getattr(self, "_compile_args", None) is None:
             raise RuntimeError(
                 f"You must call compile() on model {self.name!r} before {what}(): "
                 "model.compile(optimizer=..., loss=...)."
             )
-        if self.compiled_loss is None:
+        if self.compiled_loss is None and x is not None:
             self._build_on(x)
             self._resolve_compiled()
 
@@ -230,7 +236,9 @@ class Trainer:
     def _training_data(self, what, x, y, sample_weight=None, class_weight=None):
         """Checked data for ``what`` (fit, evaluate, ...): inputs, targets that fit
         their losses, and at least one sample."""
-        data = prepare(self, x, y, sample_weight, class_weight)
+        data = prepare(self, x, y, sample_weight, class_weight)  # builds a subclassed model on x
+        if self.compiled_loss is None:
+            self._resolve_compiled()
         self.compiled_loss.check_targets(data.y, self)
         data.require_samples(self, what)
         return data
@@ -241,53 +249,125 @@ class Trainer:
         self._record_batch(batch, outputs, (total or 0.0) + sum(self.losses), per_output)
 
     # ----------------------------------------------------------------- loops
-    def fit(self, x=None, y=None, batch_size=32, epochs=1, verbose="auto", callbacks=None,
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
-            sample_weight=None, initial_epoch=0):
-        """Trains the model; returns a History whose ``history`` holds per-epoch logs."""
-        self._require_compiled("fit", x)
-        batch_size = check_batch_size(batch_size)
-        data = self._training_data("fit()", x, y, sample_weight, class_weight)
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None):
+        """Trains the model; returns a History whose ``history`` holds per-epoch logs.
+
+        Args:
+            x: the inputs: an array, or arrays in the structure of the model's
+                inputs (a list, a dict...). Arrays may live on disk:
+                ``numpy.memmap``, zarr and Dask arrays (also for ``y``,
+                ``sample_weight`` and ``validation_data``) are read a few
+                batches at a time while the model trains, never whole. ``x``
+                may also be a ``PyDataset`` or a Python generator yielding
+                ``(x, y)`` or ``(x, y, sample_weight)`` batches; then pass
+                neither ``y``, ``sample_weight`` nor ``batch_size``.
+            y: the targets, as arrays in the structure of the outputs.
+            batch_size: samples per gradient step (None: 32, or one pass per
+                epoch with ``steps_per_epoch``, as Keras).
+            epochs: the epoch to end at: training runs epochs ``initial_epoch`` to ``epochs - 1``.
+            verbose: 0 silent, 1 a progress bar, 2 one line per epoch ("auto": 1).
+            callbacks: Callback objects called during training.
+            validation_split: the fraction of the samples (the last ones,
+                before shuffling) held out to validate on after each epoch;
+                arrays on disk are cut by row range, without reading them.
+            validation_data: ``(x, y)`` or ``(x, y, sample_weight)`` to
+                validate on after each epoch, or a PyDataset or generator.
+            shuffle: whether each epoch takes the samples in a new random
+                order. In-memory arrays and ``numpy.memmap``: a random order of
+                all samples; zarr and Dask: random windows of whole chunks,
+                shuffled within; a PyDataset: a random order of its batches;
+                a generator: ignored, with a warning (see engine.data_sources).
+            class_weight: a weight per class index, multiplying the samples'
+                weights in the loss (single-output models).
+            sample_weight: a weight per sample (or per output), arrays.
+            initial_epoch: the epoch to start at (to resume training).
+            steps_per_epoch: batches per epoch (None: one pass over the data).
+                Each epoch carries on where the last one stopped; a generator
+                needs it to split its stream into epochs, and training stops,
+                with Keras' warning, when a generator runs out.
+            validation_steps: batches per validation (None: all), carrying on
+                from the previous validation as ``steps_per_epoch`` does.
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> inputs = Input(shape=(3,))
+            >>> model = Model(inputs, Dense(1)(inputs))
+            >>> model.compile(optimizer="sgd", loss="mse")
+            >>> batches = ((np.ones((8, 3)), np.zeros((8, 1))) for _ in range(10))
+            >>> history = model.fit(batches, steps_per_epoch=5, epochs=2, shuffle=False, verbose=0)
+            >>> len(history.history["loss"])
+            2
+        """
+        self._require_compiled("fit")
+        batch_size = None if batch_size is None else check_batch_size(batch_size)
+        steps_per_epoch = check_steps(steps_per_epoch, "steps_per_epoch")
+        validation_steps = check_steps(validation_steps, "validation_steps")
+        data = self._fit_source("fit()", x, y, sample_weight, class_weight, batch_size, shuffle)
         validation = None
         if validation_data is not None:
-            validation = self._training_data("The validation_data of fit()", *validation_data)
+            validation = self._fit_source("The validation_data of fit()",
+                                          *unpack_batch(validation_data, "validation_data"))
         elif validation_split:
             data, validation = data.split(validation_split)
+        if batch_size is None:
+            batch_size = math.ceil(data.size / steps_per_epoch) if steps_per_epoch and data.size else \
+                check_batch_size(None)
+        data = EpochIterator(data, steps_per_epoch)
+        validation = None if validation is None else EpochIterator(validation, validation_steps)
         history = History()
         extra = [ProgressLogger(_verbosity(verbose))] if _verbosity(verbose) else []
-        steps = data.steps(batch_size)
         callback_list = CallbackList(
             [*extra, *(callbacks or []), history], self,
-            {"epochs": epochs, "steps": steps, "batch_size": batch_size, "samples": data.size},
+            {"epochs": epochs, "steps": data.steps(batch_size),
+             "batch_size": None if data.size is None else batch_size, "samples": data.size},
         )
         self.stop_training = False
         rng = random_generator()
         logs = {}
         callback_list.on_train_begin({})
         custom_step = type(self).train_step is not Trainer.train_step
-        for epoch in range(initial_epoch, epochs):
-            self.reset_metrics()
-            callback_list.on_epoch_begin(epoch, {})
-            trainable = self.trainable_weights
-            for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
-                callback_list.on_train_batch_begin(step, {})
-                if custom_step:
-                    step_logs = _float_logs(self.train_step(self._step_data(batch)))
-                else:
-                    self._train_batch(batch, trainable)
-                    step_logs = self.get_metrics_result()
-                callback_list.on_train_batch_end(step, step_logs)
-                if self.stop_training:
+        try:
+            for epoch in range(initial_epoch, epochs):
+                self.reset_metrics()
+                callback_list.on_epoch_begin(epoch, {})
+                trainable = self.trainable_weights
+                for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
+                    callback_list.on_train_batch_begin(step, {})
+                    if custom_step:
+                        step_logs = _float_logs(self.train_step(self._step_data(batch)))
+                    else:
+                        self._train_batch(batch, trainable)
+                        step_logs = self.get_metrics_result()
+                    callback_list.on_train_batch_end(step, step_logs)
+                    if self.stop_training:
+                        break
+                logs = dict(step_logs)
+                if validation is not None and not validation.exhausted:
+                    val_logs = self._evaluate_data(validation, batch_size)
+                    logs.update({f"val_{k}": v for k, v in val_logs.items()})
+                callback_list.on_epoch_end(epoch, logs)
+                if self.stop_training or data.exhausted:
                     break
-            logs = dict(step_logs)
+        finally:  # stops the threads reading batches ahead, also on early stopping, errors and Ctrl-C
+            data.close()
             if validation is not None:
-                val_logs = self._evaluate_data(validation, batch_size)
-                logs.update({f"val_{k}": v for k, v in val_logs.items()})
-            callback_list.on_epoch_end(epoch, logs)
-            if self.stop_training:
-                break
+                validation.close()
         callback_list.on_train_end(logs)
         return history
+
+    def _fit_source(self, what, x, y, sample_weight=None, class_weight=None, batch_size=None, shuffle=False):
+        """fit's data as a batch source: in-memory arrays checked at once
+        (TrainingData), or a source that reads, maps and checks them batch by
+        batch (see engine.data_sources)."""
+        prepare_batch = functools.partial(self._training_data, what, class_weight=class_weight)
+        source = open_source(x, y, sample_weight, class_weight, batch_size, shuffle, prepare_batch)
+        if source is None:
+            return self._training_data(what, x, y, sample_weight, class_weight)
+        source.require_samples(self, what)
+        return source
 
     def _step_data(self, batch):
         """A batch as ``train_step`` receives it: ``(x, y)`` or ``(x, y, sample_weight)``
@@ -311,6 +391,8 @@ class Trainer:
                  callbacks=None, return_dict=False):
         """Returns the loss (and metrics) on the data: a float, a list in Keras'
         order (see ``metrics_names``), or a dict."""
+        if dask_arrays.holds_dask_array(x, y, sample_weight):
+            return dask_arrays.evaluate(self, x, y, batch_size, verbose, sample_weight, callbacks, return_dict)
         self._require_compiled("evaluate", x)
         batch_size = check_batch_size(batch_size)
         data = self._training_data("evaluate()", x, y, sample_weight)
@@ -325,6 +407,8 @@ class Trainer:
     def predict(self, x, batch_size=32, verbose="auto", callbacks=None):
         """Runs the model over ``x`` in batches; returns outputs in the model's output structure
         (empty outputs, of the right shapes, for 0 samples)."""
+        if dask_arrays.holds_dask_array(x):
+            return dask_arrays.predict(self, x, batch_size, callbacks)
         batch_size = check_batch_size(batch_size)
         data = prepare(self, x)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})

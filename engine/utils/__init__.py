@@ -1,8 +1,10 @@
 """Utilities: the global random state and session, and the data helpers Keras
-examples call (``to_categorical``, ``normalize``, ``pad_sequences``, ``split_dataset``)."""
+examples call (``to_categorical``, ``normalize``, ``pad_sequences``, ``split_dataset``,
+``PyDataset``, also ``engine.PyDataset``)."""
 
 import numpy as np
 
+from engine.py_dataset import PyDataset
 from engine.utils.dataset import split_dataset
 from engine.utils.numerical import normalize, to_categorical
 from engine.utils.sequences import pad_sequences
@@ -36,4 +38,4 @@ def clear_session() -> None:
 
 
 __all__ = ["set_random_seed", "random_generator", "clear_session", "to_categorical", "normalize", "pad_sequences",
-           "split_dataset"]
+           "split_dataset", "PyDataset"]

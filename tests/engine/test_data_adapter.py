@@ -83,3 +83,27 @@ def test_sizes_must_agree_between_inputs_and_between_inputs_and_targets():
         prepare(two, [np.ones((4, 2)), np.ones((5, 3))])
     with pytest.raises(ValueError, match=r"Data cardinality is ambiguous: 'x' sizes: \[4, 4\]; 'y' sizes: \[3\]"):
         prepare(two, [np.ones((4, 2)), np.ones((4, 3))], np.ones((3, 1)))
+
+
+def test_steps_are_positive_ints_or_none_named_in_their_errors():
+    from engine.data_adapter import check_steps
+
+    assert check_steps(None, "steps_per_epoch") is None and check_steps(np.int32(3), "validation_steps") == 3
+    with pytest.raises(ValueError, match=r"^validation_steps must be a positive integer \(or None for one pass over "
+                                         r"the data per epoch\); received validation_steps=0\. Pass the number of "
+                                         r"batches per epoch, e.g\. validation_steps=100\."):
+        check_steps(0, "validation_steps")
+    with pytest.raises(TypeError, match=r"received steps_per_epoch=2\.5 of type float"):
+        check_steps(2.5, "steps_per_epoch")
+
+
+def test_batches_unpack_as_keras_unpacks_x_y_and_sample_weight():
+    from engine.data_adapter import unpack_batch
+
+    x, y, w = np.ones(2), np.zeros(2), np.full(2, 0.5)
+    assert unpack_batch(x, "the generator") == (x, None, None)
+    assert unpack_batch([x, y], "the generator")[:2] == (x, y)
+    assert unpack_batch((x, y, w), "the generator")[2] is w
+    with pytest.raises(ValueError, match=r"^Data is expected to be in format `x`, `\(x,\)`, `\(x, y\)`, or "
+                                         r"`\(x, y, sample_weight\)`, found: a tuple of 0 items from the generator"):
+        unpack_batch((), "the generator")

@@ -23,6 +23,9 @@ ROW_FIELDS = {
     "saving": {"model", "save_seconds", "load_seconds", "file_bytes"},
     "hostile_loads": {"case"},
     "autodiff": {"case", "seconds", "ratio", "goal"},
+    "dask_scoring": {"model", "samples", "in_memory_samples_per_s", "dask_threads_samples_per_s",
+                     "local_cluster_samples_per_s", "block_generation_samples_per_s"},
+    "streaming_memory": {"data", "array_mb", "seconds", "peak_mb"},
 }
 
 

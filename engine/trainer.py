@@ -183,11 +183,11 @@ class Trainer:
         outputs, tape = self._forward_flat(batch.x)
         total, per_output, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
         penalized = [v for v in trainable if v.regularizer is not None]
-        added = self._added_loss_values() or getattr(tape, "activity_outputs", None)
+        added = bool(self._added_loss_values()) or getattr(tape, "has_losses", False)
         if total is None and not penalized and not added:
             raise ValueError(self._no_loss_message(batch))
         total = (total or 0.0) + getattr(tape, "activity_loss", 0.0) + sum(v.regularizer(v.value) for v in penalized)
-        if self._added_loss_values():  # backward skips a branch whose output has no gradient, added losses and all
+        if added:  # an output without a loss gets a zero gradient, not none: its layers' added losses still train
             grads = [np.zeros_like(out) if grad is None else grad for grad, out in zip(grads, outputs)]
         weight_grads = self._backward_flat(tape, grads)
         variables = [v for v in trainable if v in weight_grads or v.regularizer is not None]

@@ -71,7 +71,8 @@ def main(argv=None):
                        ("--show-params", "show parameter counts"), ("--per-call", "one box per layer call")):
         plot.add_argument(flag, action="store_true", help=text)
     plot.add_argument("--rankdir", default="TB", choices=["TB", "LR", "BT", "RL"], help="layout direction")
-    plot.add_argument("--dpi", type=int, default=96)
+    plot.add_argument("--dpi", type=int, default=96, help="resolution of bitmap outputs (PNG, JPEG...); SVG and PDF "
+                      "are drawn at 72")
     plot.set_defaults(run=_plot)
 
     inspect = commands.add_parser("inspect", help="show the inbound and outbound links of a saved model's layers")

@@ -16,10 +16,14 @@ from graph._walk import walk
 
 _RANKDIRS = ("TB", "LR", "BT", "RL")
 _SOURCE_EXTENSIONS = ("dot", "gv")
+# Formats made of pixels, the only ones a dpi applies to. Vector formats are drawn at graphviz's 72 dpi:
+# graphviz 2.43 writes an SVG drawn at any other dpi with a viewBox that crops it (the drawing is scaled by
+# dpi/72, the viewBox is not), so a browser shows only its top-left part.
+_BITMAP_FORMATS = frozenset({"png", "jpg", "jpeg", "jpe", "gif", "bmp", "tif", "tiff", "webp", "ico"})
 
 
 def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB",
-                 expand_nested=False, dpi=96, show_layer_activations=False, show_trainable=False,
+                 expand_nested=False, dpi=None, show_layer_activations=False, show_trainable=False,
                  show_params=False, per_call=False) -> graphviz.Digraph:
     """Returns the graph of ``model`` as a ``graphviz.Digraph``, without rendering it.
 
@@ -30,7 +34,10 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
         show_layer_names: show layer names (else only class names).
         rankdir: graphviz direction: "TB" (top to bottom), "LR", "BT" or "RL".
         expand_nested: draw nested functional models as clusters of their layers.
-        dpi: resolution of bitmap renders.
+        dpi: the graph's ``dpi`` attribute, for bitmap renders; None (the
+            default) leaves graphviz's 72, the only one at which graphviz 2.43
+            draws an SVG uncropped, so the returned graph displays whole in
+            a notebook (``plot_model`` applies its ``dpi`` to bitmaps only).
         show_layer_activations: show ``layer.activation.__name__`` for layers that have one.
         show_trainable: show whether each layer is trainable.
         show_params: show each layer's parameter count.
@@ -52,8 +59,10 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
         raise ValueError(f"model_to_dot expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
     level = "node" if per_call else "layer"
     graph = walk(model, expand_nested)
-    dot = graphviz.Digraph(name=model.name,
-                           graph_attr={"rankdir": rankdir, "dpi": str(dpi), "fontname": "Helvetica"},
+    graph_attr = {"rankdir": rankdir, "fontname": "Helvetica"}
+    if dpi is not None:
+        graph_attr["dpi"] = str(dpi)
+    dot = graphviz.Digraph(name=model.name, graph_attr=graph_attr,
                            node_attr={"shape": "box", "style": "rounded", "fontname": "Helvetica"},
                            edge_attr={"fontname": "Helvetica", "fontsize": "10"})
     clusters = {}  # key -> (parent key or None, depth, Digraph)
@@ -87,7 +96,10 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     The format follows the extension: ``.png``, ``.svg``, ``.pdf`` (or any
     other graphviz format) need the graphviz ``dot`` program; ``.dot`` (or
     ``.gv``) writes the DOT source and does not. A name without an extension
-    is written as PNG. The other arguments are those of ``model_to_dot``.
+    is written as PNG. ``dpi`` applies to bitmap formats (PNG, JPEG...);
+    vector formats are drawn at 72 dpi, so an SVG is never cropped, and so is
+    the returned graph when a notebook displays it. The other arguments are
+    those of ``model_to_dot``.
 
     Example:
         >>> import os, tempfile
@@ -101,7 +113,7 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     """
     dot = model_to_dot(model, show_shapes=show_shapes, show_dtype=show_dtype,
                        show_layer_names=show_layer_names, rankdir=rankdir, expand_nested=expand_nested,
-                       dpi=dpi, show_layer_activations=show_layer_activations,
+                       show_layer_activations=show_layer_activations,
                        show_trainable=show_trainable, show_params=show_params, per_call=per_call)
     extension = os.path.splitext(to_file)[1][1:].lower() or "png"
     if extension in _SOURCE_EXTENSIONS:
@@ -112,8 +124,12 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
             "Use .png, .svg, .pdf, or .dot for the DOT source."
         )
     else:
+        drawn = dot
+        if extension in _BITMAP_FORMATS:
+            drawn = dot.copy()
+            drawn.graph_attr["dpi"] = str(dpi)
         try:
-            data = dot.pipe(format=extension)
+            data = drawn.pipe(format=extension)
         except graphviz.ExecutableNotFound as error:
             raise RuntimeError(
                 f"plot_model cannot render model {model.name!r} to {to_file!r}: the graphviz `dot` "

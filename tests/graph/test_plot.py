@@ -1,5 +1,6 @@
 """plot_model and model_to_dot: the DOT graph's boxes, edges and clusters, and real renders."""
 
+import io
 import re
 import struct
 import xml.etree.ElementTree as ET
@@ -159,3 +160,64 @@ def test_render_nested_multi_output_model_to_png_and_svg(tmp_path):
     titles = [g.find("{http://www.w3.org/2000/svg}title").text for g in groups if g.get("class") == "node"]
     assert len(titles) == 14  # 8 top-level layers, 6 inside the three nested models
     assert {"score", "get_item", "level1/level2/level3/d3"} <= set(titles)
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _chain():
+    x = Input(shape=(3,), name="x")
+    return Model(x, Dense(1, name="out")(Dense(4, name="hidden")(Dense(4, name="first")(x))))
+
+
+def _drawn_extent(svg_text):
+    """(width, height) the SVG declares in pt, its viewBox size, the scale of its
+    drawing, and the y range of its last box (``out``) in the viewBox."""
+    root = ET.fromstring(svg_text)
+    size = tuple(float(root.get(side).removesuffix("pt")) for side in ("width", "height"))
+    view = tuple(float(v) for v in root.get("viewBox").split()[2:])
+    graph = next(g for g in root.iter(f"{SVG}g") if g.get("class") == "graph")
+    scale = float(re.search(r"scale\(([\d.]+)", graph.get("transform")).group(1))
+    shift_y = float(re.search(r"translate\([\d.]+ ([\d.]+)\)", graph.get("transform")).group(1))
+    box = next(g for g in root.iter(f"{SVG}g") if g.get("class") == "node" and g.find(f"{SVG}title").text == "out")
+    ys = [float(y) for y in re.findall(r"-?[\d.]+,(-?[\d.]+)", box.find(f"{SVG}path").get("d"))]
+    return size, view, scale, (min(ys) + shift_y, max(ys) + shift_y)
+
+
+@pytest.mark.parametrize("how", ["notebook", "plot_model svg", "returned graph", "plot_model svg at dpi 200"])
+def test_an_svg_is_drawn_whole_wherever_it_is_shown(how, tmp_path):
+    """graphviz 2.43 draws an SVG at dpi 96 scaled by 96/72 inside an unscaled viewBox, so a
+    browser showed its top-left 75% only (the output layer never appeared)."""
+    model = _chain()
+    if how == "notebook":
+        text = model._repr_mimebundle_()["image/svg+xml"]
+    elif how == "returned graph":  # what a notebook shows for plot_model's return value
+        text = plot_model(model, to_file=str(tmp_path / "m.png")).pipe(format="svg").decode()
+    else:
+        path = tmp_path / "m.svg"
+        plot_model(model, to_file=str(path), **({"dpi": 200} if how.endswith("200") else {}))
+        text = path.read_text()
+    size, view, scale, (top, bottom) = _drawn_extent(text)
+    assert size == view and scale == 1.0
+    assert 0 <= top < bottom <= view[1]  # the last box lies inside the picture
+
+
+def test_a_real_svg_renderer_draws_the_notebook_svg_as_graphviz_draws_the_png():
+    """cairosvg draws the notebook's SVG; it must match graphviz's own PNG of the
+    graph at 72 dpi (same size, same picture up to font smoothing), and the rows
+    of the last box must hold its outline and text."""
+    import cairosvg
+    import numpy as np
+    from PIL import Image
+
+    model = _chain()
+    text = model._repr_mimebundle_()["image/svg+xml"]
+    drawn = Image.open(io.BytesIO(cairosvg.svg2png(bytestring=text.encode()))).convert("L")
+    reference = Image.open(io.BytesIO(model_to_dot(model, show_shapes=True).pipe(format="png"))).convert("L")
+    assert drawn.size == reference.size
+    ink, reference_ink = np.asarray(drawn) < 128, np.asarray(reference) < 128
+    # The same rows and columns hold ink (the glyphs differ a little: two font renderers).
+    assert (ink.any(axis=1) == reference_ink.any(axis=1)).mean() > 0.95
+    assert (ink.any(axis=0) == reference_ink.any(axis=0)).mean() > 0.95
+    _, view, _, (top, bottom) = _drawn_extent(text)
+    assert ink[int(top * drawn.height / view[1]):int(bottom * drawn.height / view[1])].any()

@@ -5,13 +5,28 @@ import time
 from engine.callbacks import Callback
 
 
+def _bar_class():
+    """tqdm's bar: its notebook widget where a notebook has ipywidgets (the
+    ``notebook`` extra), else the plain text bar (``tqdm.auto`` would first warn
+    "IProgress not found" in a notebook without ipywidgets)."""
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        from tqdm.std import tqdm
+
+        return tqdm
+    from tqdm.auto import tqdm
+
+    return tqdm
+
+
 def _format(logs):
     return " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
 
 
 class ProgressLogger(Callback):
-    """Shows fit's progress; ``verbose=1``: a tqdm bar (its ``auto`` flavour, so it
-    renders in notebooks and terminals) with loss, metrics and time per step;
+    """Shows fit's progress; ``verbose=1``: a tqdm bar with loss, metrics and
+    time per step (a widget in a notebook with ipywidgets, text elsewhere);
     ``verbose=2``: one line per epoch."""
 
     def __init__(self, verbose):
@@ -24,9 +39,8 @@ class ProgressLogger(Callback):
         self.seen = 0
         header = f"Epoch {epoch + 1}/{self.params['epochs']}"
         if self.verbose == 1:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=self.params["steps"], desc=header, unit="step", leave=True, dynamic_ncols=True)
+            self.bar = _bar_class()(total=self.params["steps"], desc=header, unit="step", leave=True,
+                                    dynamic_ncols=True)
         else:
             self.header = header
 

@@ -137,8 +137,12 @@ def lookup(name, custom_objects=None, kind="layer type"):
         return _REGISTRY[name]
     known = sorted(set(_REGISTRY).union(custom_objects or {}, *scopes))
     close = difflib.get_close_matches(str(name), known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"Unknown {kind}: {name!r} (known types: {', '.join(known)}).{hint}")
+    short = str(name).rsplit(">", 1)[-1]
+    raise ValueError(
+        f"Unknown {kind}: {name!r}. If it is yours, pass it to the call that loads it, as "
+        f"custom_objects={{{name!r}: {short}}}, or register it once with @engine.register_serializable()."
+        + (f" Did you mean {close[0]!r}?" if close else f" ({len(known)} {kind}s are known.)")
+    )
 
 
 def function_name(function):

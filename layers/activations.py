@@ -5,9 +5,14 @@ Every activation is callable on an array (``relu(x)``) and has
 ``x``, the output ``y`` and the gradient of the output.
 """
 
+import difflib
 import math
 
 import numpy as np
+
+
+# The activations that do not cost one FLOP per element.
+_FLOPS_PER_ELEMENT = {"linear": 0, "softmax": 3, "log_softmax": 3}
 
 
 class ActivationFunction:
@@ -23,6 +28,11 @@ class ActivationFunction:
 
     def gradient(self, x, y, grad_y, **kwargs):
         return self._gradient(x, y, grad_y, **kwargs)
+
+    def flops(self, size):
+        """FLOPs of applying it to ``size`` elements: 1 each (an exp or a tanh
+        counts as one), none for linear, 3 for the softmaxes (exp, sum, divide)."""
+        return size * _FLOPS_PER_ELEMENT.get(self.__name__, 1)
 
     def __repr__(self):
         return f"<activation {self.__name__}>"
@@ -208,8 +218,10 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str):
         if identifier not in _REGISTRY:
+            close = difflib.get_close_matches(identifier, _REGISTRY, n=1)
             raise ValueError(
-                f"Unknown activation: {identifier!r}. Known activations: {', '.join(sorted(_REGISTRY))}."
+                f"Unknown activation: {identifier!r}." + (f" Did you mean {close[0]!r}?" if close else "")
+                + f" Known activations: {', '.join(sorted(_REGISTRY))}."
             )
         return _REGISTRY[identifier]
     raise TypeError(

@@ -114,7 +114,7 @@ def test_get_and_serialize():
 
 
 def test_get_errors():
-    with pytest.raises(ValueError, match="Unknown activation: 'rleu'. Known activations: .*relu"):
+    with pytest.raises(ValueError, match="Unknown activation: 'rleu'. Did you mean 'relu'\\? Known activations: .*relu"):
         activations.get("rleu")
     with pytest.raises(TypeError, match="a plain callable has no backward"):
         activations.get(np.tanh)

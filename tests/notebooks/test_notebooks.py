@@ -18,8 +18,12 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     notebook = nbformat.read(path, as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    errors = [output for cell in notebook.cells for output in cell.get("outputs", []) if output.output_type == "error"]
-    assert not errors
+    outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
+    assert not [output for output in outputs if output.output_type == "error"]
+    streams = "".join(output.get("text", "") for output in outputs if output.output_type == "stream")
+    assert "TqdmWarning" not in streams and "IProgress not found" not in streams  # no ipywidgets: the text bar
+    if path.stem == "03_training":  # fit's default progress bar, one per epoch
+        assert all(f"Epoch {epoch}/8" in streams for epoch in range(1, 9))
 
 
 def test_there_are_the_four_notebooks():

@@ -8,6 +8,9 @@ or a bool, so ``networkx.write_graphml`` can save the graph.
 
 import networkx as nx
 
+from engine import tree
+from engine.argument_gradients import by_argument
+from engine.keras_tensor import KerasTensor
 from graph._format import merged, shapes_text
 from graph._walk import LEVELS, walk
 
@@ -29,7 +32,10 @@ def to_networkx(model, level="layer", expand_nested=False) -> nx.MultiDiGraph:
         ``params`` and ``trainable``, plus ``node_index`` at level "node".
         Edges carry the tensor's ``node_index`` and ``tensor_index`` (so that
         it is ``source_layer.inbound_nodes[node_index]``'s output number
-        ``tensor_index``) and its ``shape`` as text.
+        ``tensor_index``), its ``shape`` as text, and ``argument``, the
+        parameter of the destination's ``call`` it feeds (``inputs``, or
+        ``inputs[1]`` in a list; ``value`` and ``key`` for attention), which
+        tells parallel edges apart.
 
     Example:
         >>> import networkx as nx
@@ -59,5 +65,17 @@ def to_networkx(model, level="layer", expand_nested=False) -> nx.MultiDiGraph:
     for source, target, link in graph.edges(level):
         history = link.tensor._keras_history
         G.add_edge(source, target, node_index=history.node_index, tensor_index=history.tensor_index,
-                   shape=str(link.tensor.shape))
+                   shape=str(link.tensor.shape), argument=_argument_fed(*link.reader))
     return G
+
+
+def _argument_fed(node, index):
+    """The parameter of ``node``'s call that its input tensor number ``index``
+    feeds, with the tensor's position when the argument holds several."""
+    start = 0
+    for name, value in by_argument(node.outbound_layer, node.call_args, node.call_kwargs).items():
+        count = sum(isinstance(t, KerasTensor) for t in tree.flatten(value))
+        if index < start + count:
+            return name if isinstance(value, KerasTensor) else f"{name}[{index - start}]"
+        start += count
+    raise ValueError(f"Node of layer {node.outbound_layer.name!r} has no input tensor {index}.")

@@ -60,7 +60,7 @@ def test_expand_nested_uses_qualified_names_at_any_depth():
         "level1/level2/d2", "level1/multiply", "score"]
     # The edge out of the nested model starts at the inner layer that made the tensor.
     assert list(G.get_edge_data("level1/multiply", "score").values()) == [
-        {"node_index": 0, "tensor_index": 0, "shape": "(None, 8)"}]
+        {"node_index": 0, "tensor_index": 0, "shape": "(None, 8)", "argument": "inputs"}]
     nodes = to_networkx(zoo(), level="node", expand_nested=True)
     assert "level1[0]/level2[0]/level3[0]/d3[0]" in nodes
     assert nodes.nodes["level1[0]/level2[0]/level3[0]/d3[0]"]["name"] == "level1/level2/level3/d3"
@@ -105,3 +105,15 @@ def test_unknown_level_and_unbuilt_models_are_refused():
         to_networkx(Sequential([Dense(2)], name="later"))
     with pytest.raises(ValueError, match=r"Expected a functional model .* received Dense 'lonely'"):
         to_networkx(Dense(2, name="lonely"))
+
+
+def test_edges_name_the_argument_they_feed_so_parallel_edges_differ():
+    from layers import Concatenate, MultiHeadAttention
+
+    query, value, key = Input(shape=(4, 8), name="q"), Input(shape=(6, 8), name="v"), Input(shape=(6, 8), name="k")
+    attended = MultiHeadAttention(2, 4, name="mha")(query, value, key=key)
+    merged = Concatenate(name="cat")([attended, query, query])  # q feeds cat twice: two parallel edges
+    G = to_networkx(Model([query, value, key], Dense(2, name="out")(merged)))
+    fed = sorted((source, target, data["argument"]) for source, target, data in G.edges(data=True))
+    assert fed == [("cat", "out", "inputs"), ("k", "mha", "key"), ("mha", "cat", "inputs[0]"),
+                   ("q", "cat", "inputs[1]"), ("q", "cat", "inputs[2]"), ("q", "mha", "query"), ("v", "mha", "value")]

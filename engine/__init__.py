@@ -1,6 +1,7 @@
 """nodeweave's graph engine: symbolic tensors, Nodes, layers, models, training and saving."""
 
 from engine import allocator  # noqa: F401  (primes glibc's malloc for large temporaries, once)
+from engine import optimizers  # noqa: F401  (engine.optimizers.Adam, as keras.optimizers.Adam after `import keras`)
 from engine.argument_gradients import ArgumentGradients
 from engine.autodiff import GradientTape
 from engine.cloning import clone_model

@@ -248,3 +248,15 @@ def test_a_layer_weight_keeps_its_layer_path():
     layer = Dense(2, name="d")
     layer.build((None, 3))
     assert [v.path for v in layer.weights] == ["d/kernel", "d/bias"]
+
+
+
+def test_the_submodules_keras_scripts_reach_through_the_package_are_there_after_one_import():
+    """``import keras`` then ``keras.optimizers.Adam()``: a fresh process, so that no other test imported them."""
+    import subprocess
+    import sys
+
+    names = ("losses", "metrics", "optimizers", "utils", "regularizers", "initializers", "constraints", "callbacks")
+    script = f"import engine; print([n for n in {names!r} if not hasattr(engine, n)])"
+    missing = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
+    assert missing.strip() == "[]" and all(hasattr(keras, name) for name in names)

@@ -106,6 +106,12 @@ class KerasTensor:
     def __repr__(self):
         return f"<KerasTensor shape={self._shape}, dtype={self._dtype}, name={self._name}>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Notebook display: the calls that made the tensor, as SVG (text only for a tensor made directly)."""
+        from graph.display import tensor_bundle
+
+        return tensor_bundle(self)
+
     def __bool__(self):
         raise TypeError(
             f"A symbolic KerasTensor cannot be used as a boolean: KerasTensor {self._name!r} has no truth value. "

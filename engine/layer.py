@@ -647,6 +647,12 @@ class Layer(Module):
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Notebook display: an HTML card of the layer's calls and weights."""
+        from graph.display import layer_bundle
+
+        return layer_bundle(self)
+
 
 def _positional_weight_args(layer, args, shape, initializer, dtype):
     """``add_weight``'s positional ``(shape, initializer, dtype)``, as Keras 3

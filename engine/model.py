@@ -62,20 +62,11 @@ class Model(Trainer, Layer):
         summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
                 expand_nested=expand_nested, show_trainable=show_trainable)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        """Notebook display: the graph as SVG, or the text summary when graphviz's dot is missing."""
-        import graphviz
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Notebook display: the graph as SVG, or the text summary when there is no graph or no graphviz."""
+        from graph.display import model_bundle
 
-        from graph import model_to_dot, summary_text
-
-        text = summary_text(self)
-        if not self.built:
-            return {"text/plain": text}
-        try:
-            svg = model_to_dot(self, show_shapes=True).pipe(format="svg").decode("utf-8")
-        except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
-            return {"text/plain": text}
-        return {"image/svg+xml": svg, "text/plain": text}
+        return model_bundle(self)
 
     # ------------------------------------------------ running on flat batches
     # A subclassed model takes whatever structure of arrays its call() takes: the

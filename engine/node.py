@@ -107,3 +107,9 @@ class Node:
                    f"{t._keras_history.layer.name}[{t._keras_history.node_index}][{t._keras_history.tensor_index}]"
                    for t in self.input_tensors]
         return f"<Node {self.outbound_layer.name} <- {inbound}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Notebook display: an HTML card of the call's inbound layers and tensors."""
+        from graph.display import node_bundle
+
+        return node_bundle(self)

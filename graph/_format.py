@@ -8,9 +8,10 @@ def shapes_text(tensors):
 
 
 def tensor_ref(tensor):
-    """``dense[1][0]``: the layer, node index and tensor index that made ``tensor``."""
-    layer, node_index, tensor_index = tensor._keras_history
-    return f"{layer.name}[{node_index}][{tensor_index}]"
+    """``dense[1][0]``: the layer, node index and tensor index that made ``tensor``
+    (its name for a tensor made directly, which no layer made)."""
+    layer, node_index, tensor_index = tensor._keras_history or (None, 0, 0)
+    return tensor.name if layer is None else f"{layer.name}[{node_index}][{tensor_index}]"
 
 
 def merged(texts):

@@ -1,5 +1,7 @@
 """The one reading of a model's execution plan that every view shares.
 
+(``ancestry`` reads the same calls and links for one tensor, from its Nodes.)
+
 plot_model, to_networkx, summary, print_tabular and profile all show the same
 thing: the calls of a model (its Nodes, in execution order) and one link per
 tensor read between them. ``walk`` reads both off ``model.plan``. With
@@ -190,6 +192,50 @@ def walk(model, expand_nested=False):
             _link(graph, frame.sources[outer_slot[id(outer)]], input_call, (step.node, index))
             child.sources[index] = (input_call, tensor)
         stack.append(child)
+    return graph
+
+
+def ancestry(tensor):
+    """The calls that ``tensor``'s value depends on, back to the Inputs, read
+    off the Nodes through ``_keras_history``: no model is built and nothing is
+    recorded on the graph. Iterative, so any depth works.
+
+    Args:
+        tensor: a KerasTensor.
+
+    Returns:
+        A ModelGraph with the calls in execution order (none for a tensor made
+        directly); a nested model's call is one call. Tensors made directly and
+        fed to a layer have no call, so no link.
+
+    Example:
+        >>> from engine import Input
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> y = Dense(2, name="d")(Dense(4, name="h")(x))
+        >>> [call.call_name for call in ancestry(y).calls]
+        ['x[0]', 'h[0]', 'd[0]']
+    """
+    graph = ModelGraph()
+    layer, node_index, _ = tensor._keras_history or (None, 0, 0)
+    if layer is None:
+        return graph
+    made = {}  # id(node) -> its Call, made once all its parents have one
+    stack = [(layer.inbound_nodes[node_index], False)]
+    while stack:
+        node, parents_done = stack.pop()
+        if id(node) in made:
+            continue
+        if not parents_done:
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node.parent_nodes if id(parent) not in made)
+            continue
+        call = made[id(node)] = Call(node, None, node.input_tensors)
+        graph.calls.append(call)
+        for index, read in enumerate(node.input_tensors):
+            source, source_index, _ = read._keras_history
+            if source is not None:
+                _link(graph, (made[id(source.inbound_nodes[source_index])], read), call, (node, index))
     return graph
 
 

@@ -16,6 +16,8 @@ from engine import InputLayer, Sequential
 from graph._format import readable_size, shapes_text, tensor_ref
 from graph._walk import plan_of, walk
 
+_ALIGN = {"Param #": ">", "Trainable": "^"}  # the other columns are left-aligned
+
 
 def summary_text(model, line_length=None, positions=None, expand_nested=False, show_trainable=False) -> str:
     """Returns the summary table of ``model`` as a string.
@@ -39,17 +41,9 @@ def summary_text(model, line_length=None, positions=None, expand_nested=False, s
         >>> print(text.splitlines()[-3])
          Total params: 8 (32.00 B)
     """
-    plan = plan_of(model)
-    connected = plan is not None and not _is_chain(plan)
-    header = ["Layer (type)", "Output Shape", "Param #"] + ["Connected to"] * connected
-    align = ["<", "<", ">"] + ["<"] * connected
-    if show_trainable:
-        header.append("Trainable")
-        align.append("^")
-    rows = _unbuilt_rows(model) if plan is None else _call_rows(model, walk(model, expand_nested), connected)
-    if not show_trainable:
-        rows = [row[:-1] for row in rows]
-    widths = _column_widths(model, header, connected, line_length, positions, show_trainable)
+    header, rows, totals = summary_table(model, expand_nested, show_trainable)
+    align = [_ALIGN.get(title, "<") for title in header]
+    widths = _column_widths(model, header, "Connected to" in header, line_length, positions, show_trainable)
     lines = [f'Model: "{model.name}"', _rule("┏━┳┓", widths), *_cells(header, widths, align, "┃"),
              _rule("┡━╇┩", widths)]
     for index, row in enumerate(rows):
@@ -57,9 +51,41 @@ def summary_text(model, line_length=None, positions=None, expand_nested=False, s
             lines.append(_rule("├─┼┤", widths))
         lines.extend(_cells(row, widths, align, "│"))
     lines.append(_rule("└─┴┘", widths))
-    lines += [_total("Total params", model.weights), _total("Trainable params", model.trainable_weights),
-              _total("Non-trainable params", model.non_trainable_weights)]
+    lines += [f" {total}" for total in totals]
     return "\n".join(lines)
+
+
+def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[list, list, list]:
+    """The summary of ``model`` as cells, for the text table and its HTML form alike.
+
+    Args:
+        model: a model, as for ``summary_text``.
+        expand_nested: add the rows of nested models' layers, indented.
+        show_trainable: add the "Trainable" column.
+
+    Returns:
+        ``(header, rows, totals)``: the column titles, one list of cell texts
+        per row, and the three lines of parameter totals.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> header, rows, totals = summary_table(Model(x, Dense(2, name="d")(x)))
+        >>> header, rows[1], totals[0]
+        (['Layer (type)', 'Output Shape', 'Param #'], ['d (Dense)', '(None, 2)', '8'], 'Total params: 8 (32.00 B)')
+    """
+    plan = plan_of(model)
+    connected = plan is not None and not _is_chain(plan)
+    header = ["Layer (type)", "Output Shape", "Param #"] + ["Connected to"] * connected
+    if show_trainable:
+        header.append("Trainable")
+    rows = _unbuilt_rows(model) if plan is None else _call_rows(model, walk(model, expand_nested), connected)
+    if not show_trainable:
+        rows = [row[:-1] for row in rows]
+    totals = [_total("Total params", model.weights), _total("Trainable params", model.trainable_weights),
+              _total("Non-trainable params", model.non_trainable_weights)]
+    return header, rows, totals
 
 
 def summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,
@@ -170,4 +196,4 @@ def _cells(row, widths, align, bar):
 def _total(title, weights):
     count = sum(math.prod(v.shape) for v in weights)
     size = sum(v.value.nbytes for v in weights)
-    return f" {title}: {count:,} ({readable_size(size)})"
+    return f"{title}: {count:,} ({readable_size(size)})"

@@ -57,32 +57,56 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
     """
     if rankdir not in _RANKDIRS:
         raise ValueError(f"model_to_dot expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
+    return graph_to_dot(walk(model, expand_nested), model.name, rankdir=rankdir, dpi=dpi, per_call=per_call,
+                        show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
+                        show_activations=show_layer_activations, show_trainable=show_trainable,
+                        show_params=show_params)
+
+
+def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, **facts) -> graphviz.Digraph:
+    """Draws the calls and links of a ``graph._walk.ModelGraph`` (a model's, from
+    ``walk``, or a tensor's, from ``ancestry``): ``model_to_dot`` after the walk.
+
+    Args:
+        graph: the ModelGraph.
+        name: the name of the ``graphviz.Digraph``.
+        rankdir, dpi, per_call: as for ``model_to_dot``.
+        **facts: what each box shows besides its name: ``show_shapes``,
+            ``show_dtype``, ``show_layer_names``, ``show_activations``,
+            ``show_trainable``, ``show_params`` (left out: names only).
+
+    Example:
+        >>> from engine import Input
+        >>> from layers import Dense
+        >>> from graph._walk import ancestry
+        >>> x = Input(shape=(3,), name="x")
+        >>> dot = graph_to_dot(ancestry(Dense(2, name="d")(x)), "y", per_call=True)
+        >>> '"x[0]" -> "d[0]"' in dot.source
+        True
+    """
     level = "node" if per_call else "layer"
-    graph = walk(model, expand_nested)
     graph_attr = {"rankdir": rankdir, "fontname": "Helvetica"}
     if dpi is not None:
         graph_attr["dpi"] = str(dpi)
-    dot = graphviz.Digraph(name=model.name, graph_attr=graph_attr,
+    dot = graphviz.Digraph(name=name, graph_attr=graph_attr,
                            node_attr={"shape": "box", "style": "rounded", "fontname": "Helvetica"},
                            edge_attr={"fontname": "Helvetica", "fontsize": "10"})
     clusters = {}  # key -> (parent key or None, depth, Digraph)
     for call in graph.calls:
         if call.expanded and call.key(level) not in clusters:
             parent = call.container.key(level) if call.container is not None else None
-            name = call.call_name if per_call else call.layer.name
+            cluster_name = call.call_name if per_call else call.layer.name
             clusters[call.key(level)] = (parent, call.depth, graphviz.Digraph(
                 name=f"cluster_{_dot_id(call.key(level))}",
-                graph_attr={"label": f"{name} ({type(call.layer).__name__})", "style": "rounded"}))
-    facts = {"show_shapes": show_shapes, "show_dtype": show_dtype, "show_layer_names": show_layer_names,
-             "show_activations": show_layer_activations, "show_trainable": show_trainable,
-             "show_params": show_params, "per_call": per_call}
+                graph_attr={"label": f"{cluster_name} ({type(call.layer).__name__})", "style": "rounded"}))
     for key, calls in graph.vertices(level).items():
         container = calls[0].container
         target = dot if container is None else clusters[container.key(level)][2]
-        target.node(_dot_id(key), label=_label(calls, **facts))
+        target.node(_dot_id(key), label=_label(calls, per_call=per_call, **facts))
     # Attach the deepest clusters first, so that each is complete when copied into its parent.
     for parent, _, cluster in sorted(clusters.values(), key=lambda item: -item[1]):
         (dot if parent is None else clusters[parent][2]).subgraph(cluster)
+    show_shapes = facts.get("show_shapes", False)
     for source, target, link in graph.edges(level):
         dot.edge(_dot_id(source), _dot_id(target), label=str(link.tensor.shape) if show_shapes else None)
     return dot
@@ -143,8 +167,8 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     return dot
 
 
-def _label(calls, show_shapes, show_dtype, show_layer_names, show_activations, show_trainable,
-           show_params, per_call):
+def _label(calls, per_call, show_shapes=False, show_dtype=False, show_layer_names=True,
+           show_activations=False, show_trainable=False, show_params=False):
     """An HTML-like label: name and class in the first line, then the facts asked for."""
     layer = calls[0].layer
     class_name = html.escape(type(layer).__name__)

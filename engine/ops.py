@@ -282,6 +282,9 @@ class Round(Layer):
     def backward(self, cache, grad_outputs):
         return None, {}
 
+    def flops(self, input_shapes, output_shapes):
+        return math.prod(output_shapes[0])
+
     def get_config(self):
         config = super().get_config()
         config["decimals"] = self.decimals

@@ -1,14 +1,33 @@
-"""profile: the FLOPs and bytes of one forward pass, call by call.
+"""profile: the FLOPs and bytes of one forward pass (at inference), call by call.
 
-A multiply-add counts as 2 FLOPs. The formulas live next to each layer's
-forward pass (``Layer.flops``): Dense and the convolutions count their
-multiply-adds and bias adds (not their activation), the operator layers one
-FLOP per output element (``2·K`` per element for matmul), InputLayer and
-GetItem none. A layer without a formula, or a shape with an unknown size
-besides the batch axis, gives ``None``: unknown, not guessed. Nested functional
-models are profiled through their own layers.
+The formulas live next to each layer's forward pass (``Layer.flops``), all
+under one convention:
+
+- a multiply-add counts 2 FLOPs: matmuls, convolutions (every kernel tap),
+  attention's scores and weighted sums, the recurrent kernels at every step;
+- every other elementwise op counts 1 per element it produces: a bias add, a
+  merge of two inputs, a scale or a shift, a comparison; an exp, a tanh or a
+  square root counts as one op too;
+- an activation counts 1 per element (linear none), a softmax 3 (the exp, its
+  add into the sum, the divide; the max subtracted for stability is not
+  counted). Dense and the convolutions count their multiply-adds and bias,
+  not their fused ``activation=``;
+- a reduction counts 1 per value reduced: a sum, a max, a mean (its divide
+  folded in), hence pooling's one per window tap; per-group scalars (a
+  variance's square root, a norm's reciprocal) are not counted;
+- moving values computes nothing: reshapes, transposes, crops, pads,
+  concatenations, repeats, lookups (Embedding) and masks' selections are 0;
+  so is what only acts in training: dropout, noise, activity regularization;
+- BatchNormalization folds its statistics into 2 per element (scale, shift);
+  the other normalizations standardize (5 per element) then scale and shift.
+
+A layer without a formula (a user's layer, a Lambda's arbitrary function), or
+a shape with an unknown size besides the batch axis, gives ``None``: shown as
+unknown, never guessed, and the total then says it is a lower bound. Nested
+functional models are profiled through their own layers.
 """
 
+import html
 import math
 
 import numpy as np
@@ -17,6 +36,9 @@ from engine import InputLayer
 from graph._format import readable_size
 from graph._table import format_table
 from graph._walk import walk
+
+_COLUMNS = ("flops", "activation_bytes", "weight_bytes")
+_HEADERS = ["node", "class", "FLOPs", "activation bytes", "weight bytes"]
 
 
 class Profile:
@@ -30,7 +52,7 @@ class Profile:
             (a layer's weights, counted at its first call, 0 at the others).
             ``flops`` and ``activation_bytes`` are None when unknown.
         totals: ``flops``, ``activation_bytes`` and ``weight_bytes`` summed
-            over the rows that know them.
+            over the rows that know them: a lower bound when a row does not.
         uncounted: for ``flops`` and ``activation_bytes``, the ``node`` of
             each row left out of the total because its value is unknown.
 
@@ -55,19 +77,44 @@ class Profile:
         }
 
     def __str__(self):
-        columns = ("flops", "activation_bytes", "weight_bytes")
-        table = [[row["node"], row["class_name"], *(_number(row[c]) for c in columns)] for row in self.rows]
-        table.append(["total", "", *(_number(self.totals[c]) for c in columns)])
-        lines = [f'Profile of model "{self.model_name}", batch size {self.batch_size}']
-        lines += format_table(["node", "class", "FLOPs", "activation bytes", "weight bytes"], table,
-                              right=(2, 3, 4))
-        lines.append(f"Activations {readable_size(self.totals['activation_bytes'])}, "
-                     f"weights {readable_size(self.totals['weight_bytes'])}.")
+        table = format_table(_HEADERS, self._cells(), right=(2, 3, 4))
+        return "\n".join([self._title(), *table, *self._notes()])
+
+    __repr__ = __str__
+
+    def _repr_html_(self):
+        """The table as HTML, for notebooks: the text's columns, total and notes."""
+        def row(cells, tag="td"):
+            return "<tr>" + "".join(f'<{tag} style="text-align:{"right" if i > 1 else "left"}">'
+                                    f"{html.escape(cell)}</{tag}>" for i, cell in enumerate(cells)) + "</tr>"
+
+        *body, total = self._cells()
+        return (f"<table><caption>{html.escape(self._title())}</caption>"
+                f"<thead>{row(_HEADERS, 'th')}</thead><tbody>{''.join(row(cells) for cells in body)}</tbody>"
+                f"<tfoot>{row(total, 'th')}</tfoot></table>"
+                + "".join(f"<p>{html.escape(note)}</p>" for note in self._notes()))
+
+    def _title(self):
+        return f'Profile of model "{self.model_name}", batch size {self.batch_size}'
+
+    def _cells(self):
+        """The table's cells as texts, a row per call then the totals, marked "≥ " when a lower bound."""
+        cells = [[row["node"], row["class_name"], *(_number(row[c]) for c in _COLUMNS)] for row in self.rows]
+        totals = [("≥ " if self.uncounted.get(c) else "") + _number(self.totals[c]) for c in _COLUMNS]
+        return cells + [["total", "", *totals]]
+
+    def _notes(self):
+        """The sentences under the table: the sizes, and which calls each lower bound leaves out."""
+        sizes = (f"Activations {readable_size(self.totals['activation_bytes'])}, "
+                 f"weights {readable_size(self.totals['weight_bytes'])}.")
+        notes = [sizes]
         for column, title in (("flops", "FLOPs"), ("activation_bytes", "activation bytes")):
-            if self.uncounted[column]:
-                lines.append(f"The total of {title} leaves out (no formula, or a shape with an unknown size): "
-                             + ", ".join(self.uncounted[column]) + ".")
-        return "\n".join(lines)
+            unknown = self.uncounted[column]
+            if unknown:
+                calls = "1 layer call" if len(unknown) == 1 else f"{len(unknown)} layer calls"
+                notes.append(f"The total of {title} is a lower bound (≥ {_number(self.totals[column])}): {calls} "
+                             f"unknown (no formula, or a shape with an unknown size): {', '.join(unknown)}.")
+        return notes
 
 
 def profile(model, batch_size=1) -> Profile:
@@ -78,7 +125,8 @@ def profile(model, batch_size=1) -> Profile:
         batch_size: the size given to the batch axis (the leading ``None``).
 
     Returns:
-        A Profile: ``.rows``, ``.totals``, and a printable table as ``str()``.
+        A Profile: ``.rows``, ``.totals``, a printable table as ``str()`` and an HTML
+        table in notebooks.
 
     Example:
         >>> from engine import Input, Model

@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 
-
 # The activations that do not cost one FLOP per element.
 _FLOPS_PER_ELEMENT = {"linear": 0, "softmax": 3, "log_softmax": 3}
 

@@ -1,5 +1,7 @@
 """_ActivationLayer: the shared body of the layers that apply one activation function."""
 
+import math
+
 from engine import Layer
 
 
@@ -27,3 +29,7 @@ class _ActivationLayer(Layer):
     def backward(self, cache, grad_outputs):
         inputs, outputs = cache
         return self.activation.gradient(inputs, outputs, grad_outputs, **self.activation_arguments()), {}
+
+    def flops(self, input_shapes, output_shapes):
+        """The activation's count (``ActivationFunction.flops``): 1 per element for most."""
+        return self.activation.flops(math.prod(output_shapes[0]))

@@ -1,5 +1,7 @@
 """PReLU: a leaky ReLU whose negative slopes are learned weights."""
 
+import math
+
 import numpy as np
 
 from engine import InputSpec, Layer, constraints, initializers, regularizers
@@ -77,6 +79,10 @@ class PReLU(Layer):
         grad_inputs = grad_outputs * np.where(inputs > 0, 1, alpha)
         grad_alpha = unbroadcast(grad_outputs * np.minimum(inputs, 0), alpha.shape)
         return grad_inputs, {self.alpha: grad_alpha}
+
+    def flops(self, input_shapes, output_shapes):
+        """1 per element, as every activation."""
+        return math.prod(output_shapes[0])
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,7 @@
 """Softmax: normalized exponentials along one or several axes, with an optional mask."""
 
+import math
+
 import numpy as np
 
 from engine import Layer
@@ -73,6 +75,10 @@ class Softmax(Layer):
             return activations.softmax.gradient(None, probabilities, grad_outputs, axis=self._axes), {}
         grad = activations.softmax.gradient(None, probabilities, np.where(keep, grad_outputs, 0), axis=self._axes)
         return np.where(keep, grad, 0), {}
+
+    def flops(self, input_shapes, output_shapes):
+        """3 per element: the exp, its add into the sum, the divide (masking selects, it is not counted)."""
+        return activations.softmax.flops(math.prod(output_shapes[0]))
 
     def get_config(self):
         config = super().get_config()

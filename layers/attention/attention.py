@@ -205,6 +205,19 @@ class Attention(Layer):
             grad_pre_tanh = grad_pre_tanh * self.scale.value
         return grad_pre_tanh.sum(axis=2), grad_pre_tanh.sum(axis=1), grads
 
+    def flops(self, input_shapes, output_shapes):
+        """The scores, the softmax (3 per score) and the weighted sum of the values (2 per
+        multiply-add). Scores ``"dot"``: 2 per multiply-add of ``query @ key^T``, then 1 per
+        score for ``scale``; ``"concat"``: per score and feature the add, the tanh and the sum
+        (and the scale), then 1 per score for ``concat_score_weight``. Masks select, uncounted."""
+        (batch, query_steps, dim), (_, value_steps, value_dim) = input_shapes[0], input_shapes[1]
+        scores = batch * query_steps * value_steps
+        if self.score_mode == "dot":
+            score_flops = scores * (2 * dim + (self.scale is not None))
+        else:
+            score_flops = scores * ((3 + (self.scale is not None)) * dim + 1)
+        return score_flops + activations.softmax.flops(scores) + 2 * scores * value_dim
+
     def get_config(self):
         config = super().get_config()
         config.update(use_scale=self.use_scale, score_mode=self.score_mode, dropout=self.dropout, seed=self.seed)

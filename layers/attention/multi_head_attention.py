@@ -324,6 +324,21 @@ class MultiHeadAttention(Layer):
             return ArgumentGradients(query=grad_query, value=grad_value, key=grad_key), grads
         return ArgumentGradients(query=grad_query, value=grad_value + grad_key), grads
 
+    def flops(self, input_shapes, output_shapes):
+        """The query, key and value projections (2 per multiply-add, and the biases), the
+        query's scaling, the ``q k^T`` scores and the weighted sum of the values (2 per
+        multiply-add), the softmax (3 per score) and the output projection. Masks select, uncounted."""
+        (batch, query_steps, _), (_, value_steps, _) = input_shapes[0], input_shapes[1]
+        heads = self.num_heads
+        scores = batch * heads * query_steps * value_steps
+        projections = (_projection_flops(batch * query_steps, self.query_kernel, self.query_bias)
+                       + batch * query_steps * heads * self.key_dim  # the scaling of q
+                       + _projection_flops(batch * value_steps, self.key_kernel, self.key_bias)
+                       + _projection_flops(batch * value_steps, self.value_kernel, self.value_bias))
+        attention = scores * 2 * (self.key_dim + self.value_dim) + activations.softmax.flops(scores)
+        output = math.prod(output_shapes[0]) * (2 * heads * self.value_dim + (self.output_bias is not None))
+        return projections + attention + output
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -352,6 +367,12 @@ def _project(x, kernel, bias):
     if bias is not None:
         y += bias.value.reshape(-1)
     return y.reshape(x.shape[0], x.shape[1], heads, size).transpose(0, 2, 1, 3)
+
+
+def _projection_flops(rows, kernel, bias):
+    """FLOPs of ``_project`` on ``rows`` vectors: 2 per multiply-add, and the bias."""
+    dim, heads, size = kernel.shape
+    return rows * heads * size * (2 * dim + (bias is not None))
 
 
 def _project_backward(x, kernel, bias, grad, grads):

@@ -6,6 +6,8 @@ its input. So the forward pass is ``conv_input_grad`` and the backward pass is a
 convolution (for the inputs) and that convolution's kernel gradient.
 """
 
+import math
+
 from engine import constraints, initializers, regularizers
 from layers.convolutional._base import (_BaseConv, check_strides_and_dilation, from_channels_last,
                                         positive_int, to_channels_last)
@@ -63,6 +65,12 @@ class _ConvTranspose(_BaseConv):
         grad_x, cols = conv(grad_z, self.kernel.value, self.strides, self.dilation_rate, pads)
         grads[self.kernel] = conv_kernel_grad(cols, x, self.kernel.shape)
         return from_channels_last(grad_x, self.data_format), grads
+
+    def flops(self, input_shapes, output_shapes):
+        """Every input value times every kernel tap and filter (the multiply-adds that land in
+        the cropped border included), and the bias per output element."""
+        multiply_adds = math.prod(input_shapes[0]) * math.prod(self.kernel_size) * self.filters
+        return 2 * multiply_adds + math.prod(output_shapes[0]) * (self.bias is not None)
 
     def get_config(self):
         config = super().get_config()

@@ -1,6 +1,8 @@
 """DepthwiseConv2D: one small convolution per input channel (a grouped convolution
 with as many groups as channels)."""
 
+import math
+
 from engine import constraints, initializers, regularizers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
 from layers.convolutional._im2col import conv, conv_input_grad, conv_kernel_grad
@@ -71,6 +73,10 @@ class DepthwiseConv2D(_BaseConv):
         grad_x, grads[self.kernel] = depthwise_conv_grads(cols, grad_z, self.kernel.value, self.strides,
                                                           self.dilation_rate, pads, spatial)
         return from_channels_last(grad_x, self.data_format), grads
+
+    def flops(self, input_shapes, output_shapes):
+        """Per output element, one multiply-add per kernel tap of its one input channel, and the bias."""
+        return math.prod(output_shapes[0]) * (2 * math.prod(self.kernel_size) + (self.bias is not None))
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,7 @@
 """SeparableConv2D: a depthwise convolution followed by a pointwise (1x1) one."""
 
+import math
+
 from engine import constraints, initializers, regularizers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
 from layers.convolutional.depthwise_conv2d import depthwise_conv, depthwise_conv_grads
@@ -81,6 +83,15 @@ class SeparableConv2D(_BaseConv):
             cols, grad_z @ pointwise.T, self.depthwise_kernel.value, self.strides, self.dilation_rate, pads, spatial
         )
         return from_channels_last(grad_x, self.data_format), grads
+
+    def flops(self, input_shapes, output_shapes):
+        """The depthwise pass (one multiply-add per kernel tap for each of its ``in_channels *
+        depth_multiplier`` channels), the pointwise one (one per depthwise channel for each output
+        element) and the bias."""
+        depth_channels = self.pointwise_kernel.shape[2]
+        positions = math.prod(output_shapes[0]) // self.filters
+        depthwise = 2 * positions * depth_channels * math.prod(self.kernel_size)
+        return depthwise + math.prod(output_shapes[0]) * (2 * depth_channels + (self.bias is not None))
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,6 @@
 """Masking: skips the timesteps whose features all equal ``mask_value``."""
 
+import math
 import numbers
 
 import numpy as np
@@ -52,6 +53,11 @@ class Masking(Layer):
 
     def backward(self, cache, grad_outputs):
         return np.where(cache, grad_outputs, np.zeros((), grad_outputs.dtype)), {}
+
+    def flops(self, input_shapes, output_shapes):
+        """2 per element: the comparison with ``mask_value`` and its reduction over the features
+        (selecting the kept steps computes nothing)."""
+        return 2 * math.prod(input_shapes[0])
 
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}

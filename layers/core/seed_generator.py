@@ -47,3 +47,7 @@ class _NoiseLayer(Layer):
 
     def backward(self, cache, grad_outputs):
         return (grad_outputs if cache is None else grad_outputs * cache), {}
+
+    def flops(self, input_shapes, output_shapes):
+        """0: the identity at inference (dropout and noise act in training only)."""
+        return 0

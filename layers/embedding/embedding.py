@@ -66,6 +66,10 @@ class Embedding(Layer):
         np.add.at(grad, cache.reshape(-1), grad_outputs.reshape(-1, self.output_dim))
         return None, {self.embeddings: grad}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: a lookup is a gather, no multiply-adds."""
+        return 0
+
     def _may_make_masks(self):
         return self.mask_zero
 

@@ -91,6 +91,10 @@ class Concatenate(Layer):
         ends = np.cumsum([x.shape[self.axis] for x in cache])
         return np.split(grad_outputs, ends[:-1], axis=self.axis), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: concatenating moves values, it computes nothing."""
+        return 0
+
     def get_config(self):
         config = super().get_config()
         config["axis"] = self.axis

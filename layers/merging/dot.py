@@ -132,6 +132,14 @@ class Dot(Layer):
             grad_y = _l2_normalize_gradient(y, inv_norm_y, axis_y, grad_y)
         return [grad_x, grad_y], {}
 
+    def flops(self, input_shapes, output_shapes):
+        """2 per multiply-add of the contraction; ``normalize`` adds 3 per input element
+        (the square, the sum, the multiply by 1 / norm)."""
+        shape_x, shape_y = input_shapes
+        contracted = shape_x[self._dot_axes(shape_x, shape_y)[0]]
+        normalize = 3 * (math.prod(shape_x) + math.prod(shape_y)) if self.normalize else 0
+        return 2 * contracted * math.prod(output_shapes[0]) + normalize
+
     def get_config(self):
         config = super().get_config()
         config.update(axes=self.axes, normalize=self.normalize)

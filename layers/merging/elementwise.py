@@ -8,6 +8,7 @@ along which its input was broadcast.
 """
 
 import functools
+import math
 
 import numpy as np
 
@@ -66,6 +67,10 @@ class _Merge(Layer):
         aligned = _align_ranks(inputs)
         grads = self._merge_gradients(aligned, output, grad_outputs)
         return [unbroadcast(g, a.shape).reshape(x.shape) for g, a, x in zip(grads, aligned, inputs)], {}
+
+    def flops(self, input_shapes, output_shapes):
+        """One op per output element for each input after the first (n - 1 adds, comparisons...)."""
+        return (len(input_shapes) - 1) * math.prod(output_shapes[0])
 
 
 def _align_ranks(inputs):
@@ -139,6 +144,10 @@ class Average(_Merge):
 
     def _merge_gradients(self, inputs, output, grad_output):
         return [grad_output / len(inputs)] * len(inputs)
+
+    def flops(self, input_shapes, output_shapes):
+        """The n - 1 adds and the divide: n per output element."""
+        return len(input_shapes) * math.prod(output_shapes[0])
 
 
 class _Extreme(_Merge):

@@ -1,6 +1,8 @@
 """What the normalization layers share: the ``axis`` argument, standardization
 over some axes with its backward, and the learned scale (gamma) and offset (beta)."""
 
+import math
+
 import numpy as np
 
 from engine import Layer, constraints, initializers, regularizers
@@ -138,6 +140,12 @@ class _AffineNormalization(Layer):
 
     def call(self, inputs, training=False):
         return self.forward(inputs, training=training)[0]
+
+    def flops(self, input_shapes, output_shapes):
+        """Per element, 5 to standardize (the mean's sum, the subtraction, the square, the variance's
+        sum, the multiply by 1 / std; per-group scalars such as the square root are not counted),
+        then 1 for the scale and 1 for the offset when the layer has them."""
+        return math.prod(input_shapes[0]) * (5 + (self.gamma is not None) + (self.beta is not None))
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,7 @@
 """BatchNormalization: normalize with the batch's moments in training, the moving ones in inference."""
 
+import math
+
 import numpy as np
 
 from engine import InputSpec, initializers
@@ -81,6 +83,11 @@ class BatchNormalization(_AffineNormalization):
         if batch_statistics:
             return standardize_backward(grad_normalized, normalized, inv_std, self._reduction_axes), grads
         return grad_normalized * inv_std, grads
+
+    def flops(self, input_shapes, output_shapes):
+        """At inference, 2 per element: the moving statistics, gamma and beta fold into one
+        scale and one shift per channel."""
+        return 2 * math.prod(input_shapes[0])
 
     def _update_moving_statistics(self, mean, variance):
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):

@@ -1,5 +1,7 @@
 """UnitNormalization: scale to unit L2 norm along some axes."""
 
+import math
+
 import numpy as np
 
 from engine import Layer
@@ -46,6 +48,11 @@ class UnitNormalization(Layer):
         # Where the norm is not clamped, d(x / ||x||) = (dx - y * sum(y * dx)) / ||x||.
         radial = np.where(unclamped, outputs * np.sum(outputs * grad_outputs, axis=axes, keepdims=True), 0.0)
         return inv_norm * (grad_outputs - radial), {}
+
+    def flops(self, input_shapes, output_shapes):
+        """3 per element: the square, the sum, the multiply by 1 / norm (the square root per
+        group is not counted)."""
+        return 3 * math.prod(input_shapes[0])
 
     def get_config(self):
         config = super().get_config()

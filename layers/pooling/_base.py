@@ -1,6 +1,8 @@
 """What the windowed pooling layers share: Keras' arguments (``pool_size``,
 ``strides``, ``padding``, ``data_format``), the window geometry and the output shape."""
 
+import math
+
 from engine import InputSpec, Layer
 from layers.convolutional._base import channels_shape, check_output_size, spatial_shape, standardize_padding
 from layers.convolutional._im2col import output_spatial, padding_pads
@@ -33,6 +35,11 @@ class _BasePooling(Layer):
         channels = input_shape[1 if self.data_format == "channels_first" else -1]
         _, out = self._geometry(spatial_shape(input_shape, self.data_format))
         return channels_shape(input_shape[0], out, channels, self.data_format)
+
+    def flops(self, input_shapes, output_shapes):
+        """One per window tap for each output element: the comparisons of a max, or the
+        adds and the divide of a mean."""
+        return math.prod(output_shapes[0]) * math.prod(self.pool_size)
 
     def get_config(self):
         config = super().get_config()

@@ -40,6 +40,10 @@ class _GlobalPooling(Layer):
         kept = [1 if axis in self._axes else size for axis, size in enumerate(input_shape)]
         return tuple(kept) if self.keepdims else tuple(s for a, s in enumerate(input_shape) if a not in self._axes)
 
+    def flops(self, input_shapes, output_shapes):
+        """One per input element: the comparisons of a max, or the adds and the divide of a mean."""
+        return math.prod(input_shapes[0])
+
     def get_config(self):
         config = super().get_config()
         config.update(data_format=self.data_format, keepdims=self.keepdims)

@@ -18,6 +18,7 @@ describes one step of its cell:
   ``grads``, the ``{variable: gradient}`` dict being accumulated.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -330,6 +331,14 @@ class _Recurrent(Layer):
         return gradients_as_called(form, grad_sequences, grad_states), grads
 
     # ------------------------------------------------------------------ config
+    def flops(self, input_shapes, output_shapes):
+        """Per sample and step: the input and recurrent matmuls (2 per multiply-add), the bias
+        adds and the cell's elementwise work (``_cell_flops``); masks select, uncounted."""
+        batch, steps, features = input_shapes[0]
+        matmuls = 2 * (features + self.units) * self._gates * self.units
+        biases = 0 if self.bias is None else math.prod(self.bias.shape)
+        return batch * steps * (matmuls + biases + self._cell_flops())
+
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -1,5 +1,7 @@
 """Bidirectional: runs a recurrent layer forwards and a copy of it backwards, and merges the two."""
 
+import math
+
 import numpy as np
 
 from engine import Layer
@@ -182,6 +184,15 @@ class Bidirectional(Layer):
         grad_sequences = forward_grads[0] + backward_grads[0]
         grad_states = [*forward_grads[1:], *backward_grads[1:]]
         return gradients_as_called(form, grad_sequences, grad_states), {**forward_weights, **backward_weights}
+
+    def flops(self, input_shapes, output_shapes):
+        """Both directions' counts on the sequence, and the merge: 1 per merged element for
+        ``"sum"`` and ``"mul"``, 2 for ``"ave"``, 0 for ``"concat"`` and None (no merge)."""
+        sequence = input_shapes[:1]
+        passes = [layer.flops(sequence, [tuple(s) for s in self._as_list(layer.compute_output_shape(sequence[0]))])
+                  for layer in (self.forward_layer, self.backward_layer)]
+        merge = {"sum": 1, "mul": 1, "ave": 2}.get(self.merge_mode, 0)
+        return sum(passes) + merge * math.prod(output_shapes[0])
 
     @staticmethod
     def _as_list(value):

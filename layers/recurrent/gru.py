@@ -120,6 +120,12 @@ class GRU(_Recurrent):
             grad_h_in = grad_zr_in @ kernel[:, :2 * u].T + grad_reset * r
         return np.concatenate([grad_zr_in, grad_hh_in], axis=1), grad_h_in, [grad_h * z]
 
+    def _cell_flops(self):
+        """Per sample and step: the adds into z, r and hh (3), the reset product, the activations
+        and ``h = hh + z * (h_prev - hh)`` (3)."""
+        u = self.units
+        return 3 * u + u + self.recurrent_activation.flops(2 * u) + self.activation.flops(u) + 3 * u
+
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -98,6 +98,12 @@ class LSTM(_Recurrent):
         grads[self.recurrent_kernel] += h_in.T @ grad_z
         return grad_z, grad_z @ self.recurrent_kernel.value.T, [None, grad_c * input_forget[:, u:]]
 
+    def _cell_flops(self):
+        """Per sample and step: the add of the two projections (4 gates), the gate and candidate
+        activations, ``c = f * c_prev + i * g`` (3), ``tanh(c)`` and ``h = o * tanh(c)``."""
+        u = self.units
+        return 4 * u + self.recurrent_activation.flops(3 * u) + 2 * self.activation.flops(u) + 3 * u + u
+
     def get_config(self):
         config = super().get_config()
         config.update(

@@ -63,3 +63,7 @@ class SimpleRNN(_Recurrent):
         grad_z = self.activation.gradient(z, h, grad_states[0])
         grads[self.recurrent_kernel] += h_in.T @ grad_z
         return grad_z, grad_z @ self.recurrent_kernel.value.T, [None]
+
+    def _cell_flops(self):
+        """Per sample and step: the add of the two projections and the activation."""
+        return self.units + self.activation.flops(self.units)

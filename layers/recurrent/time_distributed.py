@@ -89,6 +89,11 @@ class TimeDistributed(Layer):
             layer_cache, grad_outputs.reshape((-1, *grad_outputs.shape[2:])))
         return (None if grad_inputs is None else grad_inputs.reshape(input_shape)), grad_weights
 
+    def flops(self, input_shapes, output_shapes):
+        """The wrapped layer's count on the slices, time folded into the batch (its count x steps)."""
+        (batch, steps, *sample_in), (_, _, *sample_out) = input_shapes[0], output_shapes[0]
+        return self.layer.flops([(batch * steps, *sample_in)], [(batch * steps, *sample_out)])
+
     def get_config(self):
         config = super().get_config()
         config["layer"] = serialize_layer(self.layer)

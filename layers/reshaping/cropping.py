@@ -30,6 +30,10 @@ class _Cropping(Layer):
     def backward(self, cache, grad_outputs):
         return zero_pad(grad_outputs, spatial_axes(self.data_format, cache.ndim), self._pairs), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: cropping moves values, it computes nothing."""
+        return 0
+
 
 class Cropping1D(_Cropping):
     """Crops a sequence ``(batch, steps, features)`` along its steps axis.

@@ -51,6 +51,10 @@ class Flatten(Layer):
         moved_shape = tuple(cache.shape[axis] for axis in order)
         return grad_outputs.reshape(moved_shape).transpose(np.argsort(order)), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: flattening moves values, it computes nothing."""
+        return 0
+
     def get_config(self):
         config = super().get_config()
         config["data_format"] = self.data_format

@@ -38,6 +38,10 @@ class Permute(Layer):
     def backward(self, cache, grad_outputs):
         return grad_outputs.transpose(np.argsort((0,) + self.dims)), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: a transpose moves values, it computes nothing."""
+        return 0
+
     def get_config(self):
         config = super().get_config()
         config["dims"] = self.dims

@@ -36,6 +36,10 @@ class RepeatVector(Layer):
     def backward(self, cache, grad_outputs):
         return grad_outputs.sum(axis=1), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: repeating copies values, it computes nothing."""
+        return 0
+
     def get_config(self):
         config = super().get_config()
         config["n"] = self.n

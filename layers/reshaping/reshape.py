@@ -66,6 +66,10 @@ class Reshape(Layer):
     def backward(self, cache, grad_outputs):
         return grad_outputs.reshape(cache.shape), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: reshaping moves values, it computes nothing."""
+        return 0
+
     def get_config(self):
         config = super().get_config()
         config["target_shape"] = self.target_shape

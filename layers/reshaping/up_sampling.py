@@ -1,6 +1,7 @@
 """UpSampling1D and UpSampling2D: enlarge the spatial axes by integer factors."""
 
 import functools
+import math
 
 import numpy as np
 
@@ -41,6 +42,10 @@ class UpSampling1D(Layer):
 
     def backward(self, cache, grad_outputs):
         return _sum_repeats(grad_outputs, 1, self.size), {}
+
+    def flops(self, input_shapes, output_shapes):
+        """0: repeating steps copies values, it computes nothing."""
+        return 0
 
     def get_config(self):
         config = super().get_config()
@@ -102,6 +107,14 @@ class UpSampling2D(Layer):
             else:
                 grad_outputs = _matmul_along(grad_outputs, axis, _bilinear_matrix(cache.shape[axis], factor).T)
         return grad_outputs, {}
+
+    def flops(self, input_shapes, output_shapes):
+        """0 for ``"nearest"`` (a copy); ``"bilinear"`` interpolates rows, then columns, each output
+        of a pass taking 2 taps (2 multiply-adds, 4 FLOPs), whatever the matrix the code multiplies by."""
+        if self.interpolation == "nearest":
+            return 0
+        outputs = math.prod(output_shapes[0])
+        return 4 * (outputs // self.size[1] + outputs)
 
     def get_config(self):
         config = super().get_config()

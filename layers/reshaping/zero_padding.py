@@ -22,6 +22,10 @@ class _ZeroPadding(Layer):
     def backward(self, cache, grad_outputs):
         return crop(grad_outputs, spatial_axes(self.data_format, cache.ndim), self._pairs), {}
 
+    def flops(self, input_shapes, output_shapes):
+        """0: padding moves values, it computes nothing."""
+        return 0
+
     def get_config(self):
         config = super().get_config()
         config.update(padding=self.padding, data_format=self.data_format)

@@ -19,8 +19,9 @@ from engine.callbacks import Callback
 from engine.dask_arrays import _batch_aligned
 from engine.functional import Functional
 from engine.losses import MeanSquaredError
-from engine.metrics import AUC, Metric
+from engine.metrics import AUC
 from layers import Dense, concatenate
+from tests.engine.metrics.test_metric import Maximum
 
 SAMPLES, FEATURES, CHUNK = 100_000, 64, 10_000
 RTOL = 1e-5  # float32 totals summed per block, then over blocks: another order of additions
@@ -349,20 +350,6 @@ def test_arrays_of_different_lengths_are_refused_as_in_memory():
 
 
 def test_a_metric_whose_state_may_not_add_up_is_refused_before_any_block_runs():
-    class Maximum(Metric):
-        def __init__(self, name="maximum"):
-            super().__init__(name=name)
-            self.reset_state()
-
-        def update_state(self, y_true, y_pred, sample_weight=None):
-            self.maximum = max(self.maximum, float(np.max(y_pred)))
-
-        def result(self):
-            return self.maximum
-
-        def reset_state(self):
-            self.maximum = float("-inf")
-
     inputs = Input(shape=(4,))
     model = Model(inputs, Dense(1)(inputs))
     model.compile(loss="mse", metrics=["mae", Maximum()])

@@ -62,6 +62,22 @@ def _sigmoid(x):
     return (0.5 * (np.tanh(0.5 * x) + 1.0)).astype(x.dtype, copy=False)
 
 
+def _hard_sigmoid(x):
+    # Keras 3 (jax.nn): relu6(x + 3) / 6, the division done as XLA compiles it (times 1/6), so that
+    # values match Keras' bit for bit.
+    return (np.minimum(np.maximum(x + 3.0, 0.0), 6.0) * (1.0 / 6.0)).astype(x.dtype, copy=False)
+
+
+def _hard_silu(x):
+    return x * _hard_sigmoid(x)
+
+
+def _hard_silu_grad(x, y, g):
+    # d/dx x * relu6(x + 3) / 6 = hard_sigmoid(x) + x / 6 inside (-3, 3), with relu6's zero slope at its kinks.
+    inside = ((x > -3.0) & (x < 3.0)).astype(x.dtype)
+    return g * (_hard_sigmoid(x) + inside * x / 6.0)
+
+
 def _softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -174,10 +190,8 @@ _SPECS = {
     ),
     "gelu": (_gelu, _gelu_grad),
     "sigmoid": (_sigmoid, lambda x, y, g: g * y * (1.0 - y)),
-    "hard_sigmoid": (
-        lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0).astype(x.dtype, copy=False),
-        lambda x, y, g: g * ((x > -3.0) & (x < 3.0)).astype(x.dtype) / 6.0,
-    ),
+    "hard_sigmoid": (_hard_sigmoid, lambda x, y, g: g * ((x > -3.0) & (x < 3.0)).astype(x.dtype) / 6.0),
+    "hard_silu": (_hard_silu, _hard_silu_grad),
     "tanh": (np.tanh, lambda x, y, g: g * (1.0 - y * y)),
     "softmax": (_softmax, _softmax_grad),
     "log_softmax": (_log_softmax, _log_softmax_grad),
@@ -192,6 +206,7 @@ _SPECS = {
 
 _REGISTRY = {name: ActivationFunction(name, f, grad) for name, (f, grad) in _SPECS.items()}
 _REGISTRY["swish"] = _REGISTRY["silu"]
+_REGISTRY["hard_swish"] = _REGISTRY["hard_silu"]
 
 relu = _REGISTRY["relu"]
 leaky_relu = _REGISTRY["leaky_relu"]
@@ -200,6 +215,7 @@ selu = _REGISTRY["selu"]
 gelu = _REGISTRY["gelu"]
 sigmoid = _REGISTRY["sigmoid"]
 hard_sigmoid = _REGISTRY["hard_sigmoid"]
+hard_silu = hard_swish = _REGISTRY["hard_silu"]
 tanh = _REGISTRY["tanh"]
 softmax = _REGISTRY["softmax"]
 log_softmax = _REGISTRY["log_softmax"]

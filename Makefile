@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench system-deps
+.PHONY: demo test bench docs system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,13 @@ demo: $(BIN)/python system-deps
 test: $(BIN)/python system-deps
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	KERAS_BACKEND=jax $(BIN)/python -m pytest
+
+# The API reference, rendered by pdoc from the docstrings (tests/docs builds the same modules in CI).
+API_MODULES := engine engine.trainer engine.callbacks engine.losses engine.metrics engine.optimizers layers graph
+docs: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	rm -rf docs/api
+	$(BIN)/python -m pdoc --docformat google --output-directory docs/api $(API_MODULES)
 
 bench: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[bench]"

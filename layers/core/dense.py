@@ -24,9 +24,7 @@ class Dense(Layer):
     of shape ``(units,)``, as in Keras 3.
 
     Example:
-        >>> import math
-
-import numpy as np
+        >>> import numpy as np
         >>> Dense(4, activation="relu")(np.ones((2, 3))).shape
         (2, 4)
     """

@@ -212,7 +212,12 @@ def _assign_weights(variables, arrays, problems, skip_mismatch):
 
 # -------------------------------------------------------------- model files
 def save_model(model, path):
-    """Writes ``model`` (architecture, weights, compile state) to a ``.nw`` file."""
+    """Writes ``model`` (architecture, weights, compile state) to a ``.nw`` file,
+    or (architecture and weights) to a Keras 3 ``.keras`` archive."""
+    if str(path).endswith(".keras"):
+        from engine.keras_format.writer import save_keras_model
+
+        return save_keras_model(model, path)
     _check_extension(path, ".nw", "save")
     if not hasattr(model, "plan"):
         raise NotImplementedError(

@@ -1,0 +1,109 @@
+"""``model.weights.h5`` as Keras 3 writes it, for a nodeweave model.
+
+Keras keeps each object's own variables in ``<path>/vars/0``, ``vars/1``... in
+the order it created them, under the path of attributes leading to the object:
+``layers/<name>`` for a model's layers, where ``<name>`` is the snake-case
+class name made unique in the order of ``model.layers`` (``dense``,
+``dense_1``), never the layer's own name; then ``cell`` for an RNN layer,
+``forward_layer`` and ``backward_layer`` for Bidirectional, ``layer`` for
+TimeDistributed, ``layers/...`` again for a nested model. Every group also
+records the object's name in its ``name`` attribute.
+"""
+
+import io
+
+import numpy as np
+
+from engine.keras_format.catalog import WEIGHT_GROUPS, is_op, unique_names
+from engine.keras_format.write_config import keras_identity
+from engine.keras_format.write_order import keras_operations
+from engine.registry import registered_name
+from engine.saving import weight_paths
+
+# Wrapper layers: the attribute Keras keeps each wrapped layer under.
+_WRAPPED = {"Bidirectional": ("forward_layer", "backward_layer"), "TimeDistributed": ("layer",)}
+
+
+def weights_h5_bytes(model):
+    """The bytes of Keras' ``model.weights.h5`` holding every weight of ``model``.
+
+    Raises:
+        ImportError: h5py is not installed.
+        ValueError: a layer keeps weights where Keras has no place for them
+            (the message names the layer).
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> weights_h5_bytes(Model(x, Dense(2)(x)))[:4]
+        b'\\x89HDF'
+    """
+    try:
+        import h5py
+    except ImportError as error:
+        raise ImportError("Writing a .keras file needs h5py, for its model.weights.h5: pip install h5py") from error
+    entries = keras_weight_entries(model)
+    _check_every_weight_written(model, entries)
+    buffer = io.BytesIO()
+    with h5py.File(buffer, "w") as file:
+        for path, name in _named_groups(model, ""):
+            file.require_group(f"{path}vars").attrs["name"] = name
+        for path, variable in entries:
+            group, index = path.rsplit("/", 1)
+            file.require_group(group).create_dataset(index, data=np.asarray(variable.value))
+    return buffer.getvalue()
+
+
+def keras_weight_entries(layer, prefix=""):
+    """``[(h5 dataset path, Variable)]`` for ``layer`` and everything in it,
+    where Keras 3 keeps each weight (``layers/dense/vars/0``)."""
+    class_name = registered_name(type(layer)) or type(layer).__name__
+    children = _graph_children(layer)
+    if children is not None:
+        return [entry for path, child in children for entry in keras_weight_entries(child, f"{prefix}{path}/")]
+    if class_name in _WRAPPED:
+        return [entry for attribute in _WRAPPED[class_name]
+                for entry in keras_weight_entries(getattr(layer, attribute), f"{prefix}{attribute}/")]
+    paths = weight_paths(layer)
+    if class_name in WEIGHT_GROUPS:
+        return [(f"{prefix}{group}/vars/{index}", paths[name])
+                for group, names in WEIGHT_GROUPS[class_name]
+                for index, name in enumerate(n for n in names if n in paths)]
+    return [(f"{prefix}vars/{index}", variable) for index, variable in enumerate(layer._own_variables())]
+
+
+def _graph_children(layer):
+    """``[(path, layer)]`` for the layers of a functional or Sequential model,
+    named as Keras names them; None for any other layer."""
+    if not hasattr(type(layer), "plan"):
+        return None
+    if hasattr(layer, "_stack"):
+        members = layer.layers
+    else:
+        operations, _ = keras_operations(layer)
+        members = [op for op in operations if not is_op(keras_identity(op)[0])]
+    names = unique_names([keras_identity(member)[1] for member in members])
+    return [(f"layers/{name}", member) for name, member in zip(names, members)]
+
+
+def _named_groups(layer, prefix):
+    """``[(path prefix, name)]`` of the ``vars`` group of ``layer`` and of each
+    layer of a model in it, as Keras records names."""
+    groups = [(prefix, layer.name)]
+    for path, child in _graph_children(layer) or ():
+        groups += _named_groups(child, f"{prefix}{path}/")
+    return groups
+
+
+def _check_every_weight_written(model, entries):
+    written = {id(variable) for _, variable in entries}
+    for path, variable in weight_paths(model).items():
+        if id(variable) not in written:
+            layer = path.split("/")[0]
+            raise ValueError(
+                f"Cannot write weight {path!r} of layer {layer!r} to a .keras file: the layer keeps it in a "
+                "sub-layer where Keras' weight file has no place for it. Save the model as .nw instead."
+            )
+
+

@@ -162,6 +162,26 @@ class Layer(Module):
         accepted for Keras scripts and change nothing here (one precision, one
         replica).
 
+        Args:
+            *args: ``shape``, ``initializer`` and ``dtype``, by position.
+            shape: the weight's shape (``()`` for a scalar).
+            initializer: how to fill it (see above).
+            dtype: its dtype (default: the layer's).
+            trainable: whether training updates it.
+            autocast: accepted, no effect.
+            regularizer: a penalty on the weight, added to the training loss.
+            constraint: a projection applied after each optimizer update.
+            aggregation: accepted (``"none"``, ``"mean"``, ``"sum"``,
+                ``"only_first_replica"``), no effect.
+            name: the weight's name, unique in the layer (default ``variable_<i>``).
+
+        Returns:
+            The new ``Variable``.
+
+        Raises:
+            ValueError: a name used twice or not storable in a model file, an
+                unknown aggregation, or an initializer that returned another shape.
+
         Example:
             >>> layer = Layer(name="scale")
             >>> layer.add_weight(shape=(3,), initializer="ones", name="gamma").path
@@ -203,6 +223,7 @@ class Layer(Module):
 
     @property
     def trainable(self):
+        """Whether training updates this layer's weights; setting it sets its sub-layers' too (freezing)."""
         return self._trainable
 
     @trainable.setter
@@ -240,6 +261,7 @@ class Layer(Module):
 
     @property
     def non_trainable_weights(self):
+        """The weights training leaves alone: created non-trainable (moving statistics) or in a frozen layer."""
         return [v for v, trainable in self._weights_with_trainability() if not trainable]
 
     @property
@@ -273,6 +295,9 @@ class Layer(Module):
         values, it is differentiated with the rest of the call; ``losses`` lists
         it until the layer is called again.
 
+        Args:
+            loss: a scalar (float or 0-d array) computed from the call's values.
+
         Example:
             >>> import numpy as np
             >>> class ActivityPenalty(Layer):
@@ -300,12 +325,40 @@ class Layer(Module):
                 _LOSS_HOLDERS.discard(module)
 
     def get_weights(self):
-        """Returns copies of the weight values, in ``weights`` order."""
+        """Returns copies of the weight values, in ``weights`` order.
+
+        Raises:
+            ValueError: the layer is not built yet (it has no weights).
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(np.ones((1, 3)))
+            >>> [w.shape for w in layer.get_weights()]
+            [(3, 2), (2,)]
+        """
         self._require_built("get_weights")
         return [v.value.copy() for v in self.weights]
 
     def set_weights(self, weights):
-        """Sets the weight values from a list of arrays, in ``weights`` order."""
+        """Sets the weight values from a list of arrays, in ``weights`` order.
+
+        Args:
+            weights: one array per weight, each of that weight's shape.
+
+        Raises:
+            ValueError: the layer is not built, or the count or a shape differs.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(np.ones((1, 3)))
+            >>> layer.set_weights([np.ones((3, 2)), np.zeros(2)])
+            >>> layer(np.ones((1, 3)))
+            array([[3., 3.]], dtype=float32)
+        """
         self._require_built("set_weights")
         variables = self.weights
         if len(weights) != len(variables):
@@ -324,7 +377,19 @@ class Layer(Module):
             variable.assign(array)
 
     def count_params(self):
-        """Number of scalars in all weights."""
+        """Number of scalars in all weights.
+
+        Raises:
+            ValueError: the layer is not built yet.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(np.ones((1, 3)))
+            >>> layer.count_params()
+            8
+        """
         self._require_built("count_params")
         return sum(math.prod(v.shape) for v in self.weights)
 
@@ -348,22 +413,87 @@ class Layer(Module):
 
     # --------------------------------------------------------- overridables
     def build(self, input_shape):
-        """Creates the weights, given the input shape(s). Runs once, on the first call."""
+        """Creates the weights, given the input shape(s). Runs once, on the first call.
+
+        Override it to create weights with ``add_weight`` once the input shape
+        is known; calling it by hand builds the layer without calling it.
+
+        Args:
+            input_shape: a shape tuple (``None`` for the batch size), or shapes
+                in the structure of the ``inputs`` argument.
+
+        Example:
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> layer.build((None, 3))
+            >>> layer.built, layer.kernel.shape
+            (True, (3, 2))
+        """
 
     def call(self, inputs, training=False):
-        """The forward computation on NumPy arrays."""
+        """The forward computation on NumPy arrays: override it in every layer.
+
+        Inference runs it, and so does training when the layer has no
+        hand-written ``backward`` (then it runs on traced arrays, so NumPy
+        functions on them are differentiated). Users call the layer, not ``call``.
+
+        Args:
+            inputs: an array, or arrays in a list, tuple or dict.
+            training: whether the call is for training (dropout, batch
+                statistics); a layer may leave it out of its signature.
+
+        Returns:
+            The output array(s).
+
+        Example:
+            >>> import numpy as np
+            >>> class Double(Layer):
+            ...     def call(self, inputs):
+            ...         return 2 * inputs
+            >>> Double()(np.ones((1, 2)))
+            array([[2., 2.]], dtype=float32)
+        """
         raise NotImplementedError(
             f"Layer {self.name!r} ({type(self).__name__}) does not implement call(self, inputs)."
         )
 
     def compute_output_shape(self, input_shape):
-        """Output shape(s) for the given input shape(s); ``None`` is an unknown size."""
+        """Output shape(s) for the given input shape(s); ``None`` is an unknown size.
+
+        Symbolic calls use it when a layer defines it; without it they run
+        ``call`` once on a zero batch to learn the shapes.
+
+        Args:
+            input_shape: a shape tuple, or shapes in the structure of the inputs.
+
+        Returns:
+            The output shape tuple (or tuples, in the outputs' structure).
+
+        Example:
+            >>> from layers import Dense
+            >>> Dense(5).compute_output_shape((None, 3))
+            (None, 5)
+        """
         raise NotImplementedError
 
     def compute_mask(self, inputs, mask=None):
         """The mask of the outputs (a boolean array, e.g. over time steps), given
         the inputs and their mask. By default the input mask passes through when
-        ``supports_masking``, and is dropped otherwise."""
+        ``supports_masking``, and is dropped otherwise.
+
+        Args:
+            inputs: the call's inputs.
+            mask: their mask (None when they carry none).
+
+        Returns:
+            The outputs' mask, or None.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Embedding
+            >>> Embedding(10, 2, mask_zero=True).compute_mask(np.array([[3, 0]]))
+            array([[ True, False]])
+        """
         return mask if self.supports_masking else None
 
     def _may_make_masks(self):
@@ -378,7 +508,23 @@ class Layer(Module):
 
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
-        the layer defines it, else by running ``call`` once on a zero batch."""
+        the layer defines it, else by running ``call`` once on a zero batch.
+
+        Args:
+            *args: the call's positional arguments, KerasTensors first.
+            **kwargs: its keyword arguments.
+
+        Returns:
+            KerasTensors (shape and dtype) in the structure of the outputs.
+
+        Example:
+            >>> from engine import KerasTensor
+            >>> from layers import Dense
+            >>> layer = Dense(5)
+            >>> layer.build((None, 3))
+            >>> layer.compute_output_spec(KerasTensor((None, 3))).shape
+            (None, 5)
+        """
         inputs = args[0]
         if type(self).compute_output_shape is not Layer.compute_output_shape:
             return _tensors_for_shapes(self.compute_output_shape(_shapes(inputs)), self.dtype)
@@ -391,6 +537,24 @@ class Layer(Module):
         A layer with a hand-written ``backward`` gets the inputs as its cache
         (override ``forward`` to keep more). A layer without one is traced: its
         ``call`` runs on traced arrays and the cache is the recorded trace.
+
+        Args:
+            inputs: the call's inputs (arrays).
+            *args: further positional arguments of ``call``.
+            training: passed to ``call``.
+            **kwargs: further keyword arguments of ``call``.
+
+        Returns:
+            ``(outputs, cache)``.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> layer.build((None, 4))
+            >>> outputs, cache = layer.forward(np.ones((3, 4), "float32"))
+            >>> outputs.shape
+            (3, 2)
         """
         if self._has_backward():
             return self._call(inputs, training, kwargs, args), inputs
@@ -407,6 +571,16 @@ class Layer(Module):
         ``grad_weights`` maps each of this layer's trainable Variables to its
         gradient. Without an override, the trace ``forward`` recorded is
         differentiated.
+
+        Args:
+            cache: what ``forward`` returned beside the outputs.
+            grad_outputs: the gradients of the outputs, in their structure.
+
+        Returns:
+            ``(grad_inputs, grad_weights)``.
+
+        Raises:
+            NotImplementedError: a layer without a gradient (it still runs for inference).
 
         Example:
             >>> import numpy as np
@@ -428,12 +602,40 @@ class Layer(Module):
         )
 
     def flops(self, input_shapes, output_shapes):
-        """Forward FLOPs of one call on inputs and outputs of these concrete shapes
-        (lists of tuples); a multiply-add counts 2. None when the layer has no formula."""
+        """Forward FLOPs of one call on inputs and outputs of these concrete shapes;
+        a multiply-add counts 2. ``graph.profile`` adds them up.
+
+        Args:
+            input_shapes: the shapes of the flat inputs, a list of tuples.
+            output_shapes: the shapes of the flat outputs, a list of tuples.
+
+        Returns:
+            An int, or None when the layer has no formula.
+
+        Example:
+            >>> from layers import Dense
+            >>> layer = Dense(4)
+            >>> layer.build((None, 3))
+            >>> layer.flops([(2, 3)], [(2, 4)])  # 2 * 4 outputs, each 3 multiply-adds and a bias
+            56
+        """
         return None
 
     def get_config(self):
-        """The arguments that recreate this layer (without its weights)."""
+        """The arguments that recreate this layer (without its weights).
+
+        Override it (extending the base's dict) when ``__init__`` takes
+        arguments of its own; ``from_config`` passes them back.
+
+        Returns:
+            A JSON-serializable dict.
+
+        Example:
+            >>> from layers import Dense
+            >>> config = Dense(3, activation="relu", name="hidden").get_config()
+            >>> config["units"], config["activation"], config["name"]
+            (3, 'relu', 'hidden')
+        """
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
         if self.activity_regularizer is not None:
             config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
@@ -443,10 +645,54 @@ class Layer(Module):
 
     @classmethod
     def from_config(cls, config):
+        """Creates a layer (unbuilt, fresh weights) from what ``get_config`` returned.
+
+        Args:
+            config: the dict of ``__init__`` arguments.
+
+        Returns:
+            The new layer.
+
+        Example:
+            >>> from layers import Dense
+            >>> Dense.from_config(Dense(3, name="hidden").get_config()).units
+            3
+        """
         return cls(**config)
 
     # ----------------------------------------------------------- the template
     def __call__(self, *args, **kwargs):
+        """Calls the layer: computes on arrays, or records a Node on symbolic tensors.
+
+        The fixed template: check the number of inputs and the ``input_spec``,
+        build once from the input shapes, then run ``call`` (NumPy inputs) or
+        record a ``Node`` and return new KerasTensors (``Input`` tensors).
+        Subclasses never override it.
+
+        Args:
+            *args: the inputs first (an array or KerasTensor, or a list, tuple
+                or dict of them), then further arguments of ``call``.
+            **kwargs: keyword arguments of ``call``; ``training`` is passed
+                to layers whose ``call`` takes it.
+
+        Returns:
+            Arrays, or KerasTensors for symbolic inputs.
+
+        Raises:
+            ValueError: inputs that do not fit the layer (the message names the
+                layer, the expected and the received shapes), or a mix of
+                symbolic and concrete inputs.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input
+            >>> from layers import Dense
+            >>> layer = Dense(2, name="d")
+            >>> layer(Input(shape=(3,))).shape
+            (None, 2)
+            >>> layer(np.ones((4, 3))).shape
+            (4, 2)
+        """
         if not args:
             if "inputs" not in kwargs:
                 raise TypeError(f"Layer {self.name!r} was called without inputs.")
@@ -607,10 +853,12 @@ class Layer(Module):
     # -------------------------------------------------------- graph queries
     @property
     def inbound_nodes(self):
+        """The Nodes of this layer's symbolic calls, one per call, in order."""
         return self._inbound_nodes
 
     @property
     def outbound_nodes(self):
+        """The Nodes of the calls that read this layer's outputs."""
         return self._outbound_nodes
 
     def _only_node(self, attribute):
@@ -628,20 +876,24 @@ class Layer(Module):
 
     @property
     def input(self):
+        """The input tensor(s) of the layer's only symbolic call (an error when called never or twice)."""
         node = self._only_node("input")
         return _unwrap(node.input_tensors)
 
     @property
     def output(self):
+        """The output tensor(s) of the layer's only symbolic call (an error when called never or twice)."""
         node = self._only_node("output")
         return node.outputs
 
     @property
     def input_shape(self):
+        """The shape(s) of ``input``."""
         return tree.map_structure(lambda t: t.shape, self.input)
 
     @property
     def output_shape(self):
+        """The shape(s) of ``output``."""
         return tree.map_structure(lambda t: t.shape, self.output)
 
     def __repr__(self):

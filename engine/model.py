@@ -13,13 +13,36 @@ class Model(Trainer, Layer):
 
     ``Model(inputs=..., outputs=...)`` returns a functional model (see
     ``Functional``); subclassing ``Model`` and defining ``call`` makes a model
-    whose sub-layers are found from its attributes.
+    whose sub-layers are found from its attributes. Training (``compile``,
+    ``fit``, ``evaluate``, ``predict``...) comes from ``engine.trainer.Trainer``.
+
+    Args:
+        inputs: the model's ``Input`` tensors (one, a list or a dict), for a
+            functional model.
+        outputs: the tensors computed from them (one, a list or a dict).
+        name: the model's name (default: an automatic ``functional``,
+            ``functional_1``..., or the subclass's name in snake case).
+        trainable: whether ``fit`` updates the model's weights.
 
     Example:
+        >>> import numpy as np
         >>> from engine import Input
         >>> from layers import Dense
         >>> x = Input(shape=(4,))
         >>> model = Model(inputs=x, outputs=Dense(2)(x))
+        >>> model(np.ones((3, 4))).shape
+        (3, 2)
+
+        A subclassed model:
+
+        >>> class TwoLayers(Model):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.hidden, self.out = Dense(8, activation="relu"), Dense(1)
+        ...     def call(self, inputs):
+        ...         return self.out(self.hidden(inputs))
+        >>> TwoLayers()(np.ones((3, 4))).shape
+        (3, 1)
     """
 
     def __new__(cls, *args, **kwargs):
@@ -31,8 +54,31 @@ class Model(Trainer, Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None, safe_mode=None):
-        """``Model.from_config(functional_config)`` rebuilds a functional model, as
-        ``Model(inputs, outputs)`` builds one; see ``Functional.from_config``."""
+        """Rebuilds a functional model from its ``get_config()``, with fresh weights.
+
+        ``Model.from_config(config)`` builds a ``Functional`` as ``Model(inputs,
+        outputs)`` does; on a subclass it calls ``cls(**config)``.
+
+        Args:
+            config: the dict ``get_config()`` returned.
+            custom_objects: ``{"Name": class_or_function}`` for the user's own
+                layers and functions named in the config.
+            safe_mode: None or True never imports code named by the config;
+                False allows it (``Lambda`` layers), for configs you trust.
+
+        Returns:
+            The new model.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> clone = Model.from_config(model.get_config())
+            >>> clone.name, [layer.name for layer in clone.layers]
+            ('tiny', ['x', 'dense'])
+        """
         from engine.functional import Functional
 
         if cls is Model:
@@ -40,23 +86,132 @@ class Model(Trainer, Layer):
         return super().from_config(config)
 
     def save(self, path):
-        """Writes the model to a ``.nw`` file (see engine.saving)."""
+        """Writes the model to a ``.nw`` file: architecture, weights and compile state.
+
+        ``engine.load_model`` reads it back. The file is written whole or not at
+        all (through a temporary file), with the permissions the umask gives.
+
+        Args:
+            path: the file's path; it must end in ``.nw``.
+
+        Raises:
+            ValueError: the path does not end in ``.nw``.
+            NotImplementedError: a subclassed model (its architecture is Python
+                code): save its weights with ``save_weights`` instead.
+
+        Example:
+            >>> import os, tempfile
+            >>> from engine import load_model
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     model.save(os.path.join(folder, "tiny.nw"))
+            ...     load_model(os.path.join(folder, "tiny.nw")).name
+            'tiny'
+        """
         saving.save_model(self, path)
 
     def save_weights(self, path):
-        """Writes the weights to an ``.npz`` file, keyed by weight path."""
+        """Writes the weights to an ``.npz`` file, keyed by weight path (``dense/kernel``).
+
+        Args:
+            path: the file's path; it must end in ``.npz``.
+
+        Raises:
+            ValueError: the path does not end in ``.npz``.
+
+        Example:
+            >>> import os, tempfile
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     model.save_weights(os.path.join(folder, "tiny.npz"))
+            ...     sorted(np.load(os.path.join(folder, "tiny.npz")))
+            ['dense/bias', 'dense/kernel']
+        """
         saving.save_weights(self, path)
 
     def load_weights(self, path, skip_mismatch=False):
-        """Reads weights written by ``save_weights``; returns what was skipped."""
+        """Reads weights written by ``save_weights`` into this model.
+
+        Weights match by path, or by structure (same count, order and final
+        names) as Keras 3 matches them, so a second instance of an architecture
+        loads the weights of the first. See ``engine.saving.load_weights``.
+
+        Args:
+            path: the ``.npz`` file.
+            skip_mismatch: skip the weights whose paths or shapes do not match
+                instead of raising.
+
+        Returns:
+            A message for each weight skipped (empty when all loaded).
+
+        Raises:
+            engine.ModelFormatError: weights that do not match (without
+                ``skip_mismatch``), or a file that is not such an archive.
+
+        Example:
+            >>> import os, tempfile
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> copy = Model(x, Dense(2)(x))
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     model.save_weights(os.path.join(folder, "tiny.npz"))
+            ...     copy.load_weights(os.path.join(folder, "tiny.npz"))
+            []
+            >>> bool(np.all(copy.layers[1].kernel.numpy() == model.layers[1].kernel.numpy()))
+            True
+        """
         return saving.load_weights(self, path, skip_mismatch=skip_mismatch)
 
     def to_json(self, **kwargs):
-        """The architecture as JSON; ``engine.model_from_json`` rebuilds it."""
+        """The architecture (no weights) as a JSON string; ``engine.model_from_json`` rebuilds it.
+
+        Args:
+            **kwargs: passed to ``json.dumps`` (``indent=2``...).
+
+        Returns:
+            The JSON text.
+
+        Example:
+            >>> from engine import model_from_json
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> model_from_json(model.to_json()).name
+            'tiny'
+        """
         return saving.to_json(self, **kwargs)
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False):
-        """Prints the Keras-style table of layers, shapes, parameters and links (see graph.summary)."""
+        """Prints the Keras-style table of layers, output shapes, parameters and connections.
+
+        Args:
+            line_length: total width of the table (default 88 for a chain of
+                layers, 108 otherwise).
+            positions: where each column ends, as fractions of ``line_length``
+                or as character positions; one per column.
+            print_fn: called with each line of the table, instead of ``print``.
+            expand_nested: list the layers of nested models under them, indented.
+            show_trainable: add a "Trainable" column.
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> lines = []
+            >>> model.summary(print_fn=lines.append)
+            >>> lines[0], lines[-3]
+            ('Model: "tiny"', ' Total params: 8 (32.00 B)')
+        """
         from graph import summary
 
         summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
@@ -160,7 +315,27 @@ class Model(Trainer, Layer):
         )
 
     def get_layer(self, name=None, index=None):
-        """Returns a layer by its unique name or by its index in ``layers``."""
+        """Returns a layer by its unique name or by its index in ``layers``.
+
+        Args:
+            name: the layer's name.
+            index: its position in ``layers`` (negative counts from the end).
+
+        Returns:
+            The layer.
+
+        Raises:
+            ValueError: neither or both of ``name`` and ``index`` given, or no
+                such layer (the message lists the existing names).
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
+            >>> model.get_layer("dense").units, model.get_layer(index=0).name
+            (2, 'x')
+        """
         if (name is None) == (index is None):
             raise ValueError(
                 "Provide either a layer name or a layer index to get_layer(), "

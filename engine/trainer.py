@@ -18,7 +18,23 @@ from engine.utils import random_generator
 
 
 class Trainer:
-    """The training API of models (Keras 3 names and defaults)."""
+    """The training API of models (Keras 3 names and defaults), mixed into ``Model``.
+
+    ``compile`` sets the optimizer, losses and metrics; ``fit``, ``evaluate`` and
+    ``predict`` loop over data in batches; the ``*_on_batch`` methods run one
+    batch. Override ``train_step`` to customize what ``fit`` does with a batch.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> model = Model(x, Dense(1)(x))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> history = model.fit(np.ones((8, 3)), np.zeros((8, 1)), epochs=2, verbose=0)
+        >>> model.predict(np.ones((2, 3)), verbose=0).shape
+        (2, 1)
+    """
 
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None):
         """Sets the optimizer, the loss(es) and the metrics used by fit and evaluate.
@@ -66,8 +82,14 @@ class Trainer:
 
     # ------------------------------------ Keras' "customizing what happens in fit"
     def train_step(self, data):
-        """One training step on a batch ``data`` = ``(x, y)`` or ``(x, y, sample_weight)``;
-        returns the logs. ``fit`` calls an override of it for every batch, as Keras does.
+        """One training step on a batch; ``fit`` calls an override of it for every batch, as Keras does.
+
+        Args:
+            data: the batch, ``(x, y)`` or ``(x, y, sample_weight)`` in the
+                structures of the model's inputs and outputs.
+
+        Returns:
+            The logs: a dict from metric name to value.
 
         Example:
             >>> import numpy as np
@@ -100,8 +122,30 @@ class Trainer:
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The total loss of ``y_pred`` against ``y``: the compiled losses, the losses
-        the layers added in the last call and the weights' penalties. Inside a
-        ``GradientTape`` it is traced, so ``tape.gradient`` differentiates it."""
+        the layers added in the last call and the weights' penalties.
+
+        Inside a ``GradientTape`` it is traced, so ``tape.gradient`` differentiates it
+        (see ``train_step``).
+
+        Args:
+            x: the inputs (unused; accepted for Keras' signature).
+            y: the targets, in the structure of the outputs.
+            y_pred: the model's outputs.
+            sample_weight: weights per sample (or per output), or None.
+
+        Returns:
+            The loss, a float32 scalar array.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> float(model.compute_loss(y=np.ones((2, 1)), y_pred=np.zeros((2, 1))))
+            1.0
+        """
         flat_pred = tree.flatten(y_pred)
         targets = [None if t is None else np.asarray(t) for t in tree.flatten(y)]
         weights = ([None] * len(flat_pred) if sample_weight is None
@@ -133,12 +177,40 @@ class Trainer:
         return [metric.name for metric in self.metrics]
 
     def reset_metrics(self):
-        """Forgets what every metric has accumulated."""
+        """Forgets what every metric has accumulated (``fit`` and ``evaluate`` do at their start).
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> logs = model.train_on_batch(np.ones((2, 3)), np.ones((2, 1)), return_dict=True)
+            >>> model.reset_metrics()
+            >>> model.get_metrics_result()
+            {'loss': 0.0, 'mae': 0.0}
+        """
         for metric in self.metrics:
             metric.reset_state()
 
     def get_metrics_result(self):
-        """The current value of every metric, by log name (compiled metrics spread out), sorted as Keras does."""
+        """The current value of every metric, by log name (compiled metrics spread out), sorted as Keras does.
+
+        Returns:
+            A dict from name (``"loss"``, ``"mae"``...) to float.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> loss = model.test_on_batch(np.ones((2, 3)), np.ones((2, 1)))
+            >>> sorted(model.get_metrics_result())
+            ['loss', 'mae']
+        """
         logs = {}
         for metric in self.metrics:
             result = metric.result()
@@ -389,8 +461,38 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=32, verbose="auto", sample_weight=None,
                  callbacks=None, return_dict=False):
-        """Returns the loss (and metrics) on the data: a float, a list in Keras'
-        order (see ``metrics_names``), or a dict."""
+        """Computes the loss (and metrics) of the model on data, in batches, without training.
+
+        Args:
+            x: the inputs, as for ``fit``: arrays in the structure of the
+                model's inputs (``numpy.memmap`` and zarr arrays are read a batch
+                at a time; Dask arrays are scored chunk by chunk on Dask's scheduler).
+            y: the targets, in the structure of the outputs.
+            batch_size: samples per batch.
+            verbose: 0 silent, 1 or 2 (or "auto") print the results.
+            sample_weight: a weight per sample (or per output), arrays.
+            callbacks: Callback objects (their ``on_test_*`` methods are called).
+            return_dict: return a dict from metric name to value.
+
+        Returns:
+            The loss alone when there is no metric, else a list in Keras' order
+            (see ``metrics_names``), or a dict with ``return_dict=True``.
+
+        Raises:
+            RuntimeError: the model was not compiled.
+            ValueError: inputs or targets that do not fit the model.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> loss, mae = model.evaluate(np.ones((4, 3)), np.ones((4, 1)), verbose=0)
+            >>> sorted(model.evaluate(np.ones((4, 3)), np.ones((4, 1)), verbose=0, return_dict=True))
+            ['loss', 'mae']
+        """
         if dask_arrays.holds_dask_array(x, y, sample_weight):
             return dask_arrays.evaluate(self, x, y, batch_size, verbose, sample_weight, callbacks, return_dict)
         self._require_compiled("evaluate", x)
@@ -405,8 +507,29 @@ class Trainer:
         return logs if return_dict else self._ordered_results(logs)
 
     def predict(self, x, batch_size=32, verbose="auto", callbacks=None):
-        """Runs the model over ``x`` in batches; returns outputs in the model's output structure
-        (empty outputs, of the right shapes, for 0 samples)."""
+        """Runs the model over ``x`` in batches, in inference mode (dropout off, moving statistics used).
+
+        Args:
+            x: the inputs: arrays in the structure of the model's inputs
+                (``numpy.memmap`` and zarr arrays are read a batch at a time; Dask
+                arrays give lazy Dask arrays, a block per chunk of ``x``).
+            batch_size: samples per batch.
+            verbose: accepted for Keras' signature; ``predict`` prints nothing.
+            callbacks: Callback objects (their ``on_predict_*`` methods are called).
+
+        Returns:
+            The outputs, arrays in the model's output structure (empty arrays
+            of the right shapes for 0 samples).
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, [Dense(1)(x), Dense(2)(x)])
+            >>> [y.shape for y in model.predict(np.ones((5, 3)), batch_size=2)]
+            [(5, 1), (5, 2)]
+        """
         if dask_arrays.holds_dask_array(x):
             return dask_arrays.predict(self, x, batch_size, callbacks)
         batch_size = check_batch_size(batch_size)
@@ -423,7 +546,27 @@ class Trainer:
         return self._pack_outputs(flat)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
-        """One optimizer step on one batch; returns its loss (and metrics)."""
+        """One optimizer step on one batch (the metrics are reset first).
+
+        Args:
+            x: the batch's inputs, arrays in the structure of the model's inputs.
+            y: its targets, in the structure of the outputs.
+            sample_weight: a weight per sample (or per output).
+            class_weight: a weight per class index (single-output models).
+            return_dict: return a dict from metric name to value.
+
+        Returns:
+            The batch's loss (and metrics), as ``evaluate`` returns them.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> loss, mae = model.train_on_batch(np.ones((4, 3)), np.ones((4, 1)))
+        """
         self._require_compiled("train_on_batch", x)
         data = self._training_data("train_on_batch()", x, y, sample_weight, class_weight)
         self.reset_metrics()
@@ -432,7 +575,27 @@ class Trainer:
         return logs if return_dict else self._ordered_results(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        """Loss (and metrics) on one batch, without training."""
+        """The loss (and metrics) on one batch, without training (the metrics are reset first).
+
+        Args:
+            x: the batch's inputs, arrays in the structure of the model's inputs.
+            y: its targets, in the structure of the outputs.
+            sample_weight: a weight per sample (or per output).
+            return_dict: return a dict from metric name to value.
+
+        Returns:
+            The batch's loss (and metrics), as ``evaluate`` returns them.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> sorted(model.test_on_batch(np.ones((4, 3)), np.ones((4, 1)), return_dict=True))
+            ['loss', 'mae']
+        """
         self._require_compiled("test_on_batch", x)
         data = prepare(self, x, y, sample_weight)
         self.compiled_loss.check_targets(data.y, self)
@@ -442,7 +605,22 @@ class Trainer:
         return logs if return_dict else self._ordered_results(logs)
 
     def predict_on_batch(self, x):
-        """The model's outputs on one batch."""
+        """The model's outputs on one batch, in inference mode.
+
+        Args:
+            x: the batch's inputs, arrays in the structure of the model's inputs.
+
+        Returns:
+            The outputs, arrays in the model's output structure.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> Model(x, Dense(2)(x)).predict_on_batch(np.ones((4, 3))).shape
+            (4, 2)
+        """
         return self._pack_outputs(self._run_flat(prepare(self, x).x, training=False))
 
 

@@ -90,9 +90,17 @@ def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[lis
 
 def summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,
             show_trainable=False) -> None:
-    """Prints the summary table of ``model``, one line per ``print_fn`` call.
+    """Prints the summary table of ``model``, one line per ``print_fn`` call (``Model.summary`` calls it).
 
-    The arguments are those of ``summary_text``; ``print_fn`` defaults to ``print``.
+    Args:
+        model: a model, as for ``summary_text``.
+        line_length: total width of the table (default 88 for a chain of
+            layers, 108 otherwise, 12 more with ``show_trainable``).
+        positions: where each column ends, as fractions of ``line_length``
+            or as absolute character positions; one per column.
+        print_fn: called with each line (default ``print``).
+        expand_nested: list the layers of nested models under them, indented.
+        show_trainable: add a "Trainable" column (Y, N, or - for no weights).
 
     Example:
         >>> from engine import Sequential

@@ -10,6 +10,14 @@ class ModelFormatError(ValueError):
     JSON, an unknown layer type, a reference to a missing layer or node, a
     cycle, a weight of the wrong shape or dtype) raises this one type, with a
     message naming the problem.
+
+    Example:
+        >>> from engine import model_from_json
+        >>> try:
+        ...     model_from_json("{not json")
+        ... except ModelFormatError as error:
+        ...     print(type(error).__name__)
+        ModelFormatError
     """
 
 

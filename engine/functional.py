@@ -30,6 +30,18 @@ class Functional(Model):
     are given in the structure of ``inputs``: dicts by the keys the model was
     built with, lists by position (see ``_standardize_inputs``).
 
+    ``Model(inputs, outputs)`` returns one; users rarely name this class.
+
+    Args:
+        inputs: the ``Input`` tensors: one, or a list, tuple or dict of them.
+        outputs: the tensors computed from them, in any nesting.
+        name: the model's name (default ``functional``, ``functional_1``...).
+        trainable: whether training updates the model's weights.
+
+    Raises:
+        ValueError: outputs not computed from the inputs (the message names the
+            missing input), or two layers with the same name.
+
     Example:
         >>> import numpy as np
         >>> from engine import Input, Model
@@ -70,6 +82,7 @@ class Functional(Model):
 
     @property
     def inputs(self):
+        """The model's input KerasTensors, flat, in order."""
         return list(self.plan.inputs)
 
     @property
@@ -78,14 +91,17 @@ class Functional(Model):
 
     @property
     def input(self):
+        """The input tensor(s), in the structure the model was built with."""
         return self._inputs_struct
 
     @property
     def output(self):
+        """The output tensor(s), in the structure the model was built with."""
         return self._outputs_struct
 
     @property
     def input_names(self):
+        """The names of the input layers, in order."""
         return [t.name for t in self.plan.inputs]
 
     @property

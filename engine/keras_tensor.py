@@ -7,7 +7,23 @@ from engine.dtypes import dtype_name
 
 class KerasHistory(NamedTuple):
     """Where a symbolic tensor comes from: ``layer.inbound_nodes[node_index]``
-    produced it as its output number ``tensor_index``."""
+    produced it as its output number ``tensor_index``.
+
+    Args:
+        layer: the layer whose call produced the tensor.
+        node_index: which call of the layer (its index in ``inbound_nodes``).
+        tensor_index: which output of that call.
+
+    Example:
+        >>> from engine import Input
+        >>> from layers import Dense
+        >>> layer = Dense(2, name="d")
+        >>> layer(Input(shape=(3,)))
+        <KerasTensor shape=(None, 2), dtype=float32, name=d[0][0]>
+        >>> history = layer(Input(shape=(3,)))._keras_history
+        >>> history.layer.name, history.node_index, history.tensor_index
+        ('d', 1, 0)
+    """
 
     layer: object
     node_index: int
@@ -36,6 +52,11 @@ class KerasTensor:
     are logical (bool) operations. ``==`` is not elementwise: it compares
     identity, so tensors work as dict keys and with ``in``.
 
+    Args:
+        shape: the shape, batch axis included (``None`` for unknown sizes).
+        dtype: the dtype's name.
+        name: a name (``Input`` gives its layer's).
+
     Example:
         >>> from engine import Input
         >>> x = Input(shape=(3,))
@@ -58,18 +79,22 @@ class KerasTensor:
 
     @property
     def shape(self):
+        """The shape, a tuple with ``None`` for unknown sizes (the batch axis)."""
         return self._shape
 
     @property
     def dtype(self):
+        """The dtype's name, such as ``'float32'``."""
         return self._dtype
 
     @property
     def name(self):
+        """The tensor's name, or None."""
         return self._name
 
     @property
     def ndim(self):
+        """The number of axes, batch axis included."""
         return len(self._shape)
 
     def _set_history(self, layer, node_index, tensor_index):
@@ -253,13 +278,38 @@ class KerasTensor:
         return GetItem(key)(self)
 
     def reshape(self, newshape):
-        """``newshape`` includes the batch axis, as ``np.reshape``: ``x.reshape((-1, 2, 3))``."""
+        """Adds a reshape op layer to the graph, as ``np.reshape``.
+
+        Args:
+            newshape: the new shape, batch axis included (``-1`` once for the
+                size left over): ``x.reshape((-1, 2, 3))``.
+
+        Returns:
+            The reshaped KerasTensor.
+
+        Example:
+            >>> from engine import Input
+            >>> Input(shape=(6,)).reshape((-1, 2, 3)).shape
+            (None, 2, 3)
+        """
         from engine.ops import ReshapeOp
 
         return ReshapeOp(newshape)(self)
 
     def squeeze(self, axis=None):
-        """Removes axes of size 1 (``axis`` or, when None, every axis known to be 1)."""
+        """Adds an op layer that removes axes of size 1, as ``np.squeeze``.
+
+        Args:
+            axis: the axis (or axes) to remove; None removes every axis known to be 1.
+
+        Returns:
+            The squeezed KerasTensor.
+
+        Example:
+            >>> from engine import Input
+            >>> Input(shape=(3, 1)).squeeze(-1).shape
+            (None, 3)
+        """
         from engine.ops import SqueezeOp
 
         return SqueezeOp(axis)(self)

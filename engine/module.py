@@ -14,6 +14,16 @@ class Module:
     ``pickle``, ``copy.copy`` and ``copy.deepcopy`` go through the ``.nw``
     bytes of the layer or model (see ``engine.pickling``): the copy is rebuilt
     from its config, weights and compile state, never from pickled internals.
+
+    Example:
+        >>> import copy
+        >>> import numpy as np
+        >>> from layers import Dense
+        >>> layer = Dense(2)
+        >>> _ = layer(np.ones((1, 3)))
+        >>> twin = copy.deepcopy(layer)
+        >>> bool(np.all(twin.kernel.numpy() == layer.kernel.numpy())), twin.kernel is layer.kernel
+        (True, False)
     """
 
     def __reduce__(self):

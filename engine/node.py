@@ -21,7 +21,18 @@ class Node:
     Creating a Node appends it to ``outbound_layer.inbound_nodes`` and to the
     ``outbound_nodes`` of each inbound layer, and stamps ``_keras_history`` on
     each output tensor, all under one lock: layers may be called from several
-    threads at once.
+    threads at once. Layers create Nodes when called on KerasTensors; users
+    read them (``layer.inbound_nodes[i]``), they rarely make one.
+
+    Args:
+        outbound_layer: the layer that was called.
+        call_args: the call's positional arguments.
+        call_kwargs: its keyword arguments.
+        outputs: the call's symbolic outputs (KerasTensors), in any structure.
+        fed_inputs: for a call of a functional model, see ``fed_inputs`` below.
+
+    Raises:
+        ValueError: an output that is not a KerasTensor.
 
     Attributes:
         outbound_layer: the layer that was called.
@@ -32,6 +43,18 @@ class Node:
         fed_inputs: for a call of a functional model, the tensors fed to each of
             the model's inputs, in the order of ``model.inputs`` (None for a layer):
             what maps the nested model's inner inputs to this call's tensors.
+
+    Example:
+        >>> from engine import Input
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> dense = Dense(2, name="d")
+        >>> y = dense(x)
+        >>> node = dense.inbound_nodes[0]
+        >>> node
+        <Node d <- ['x[0][0]']>
+        >>> node.inbound_layers[0].name, node.output_tensors[0] is y, node.parent_nodes[0].is_input
+        ('x', True, True)
     """
 
     __slots__ = ("outbound_layer", "call_args", "call_kwargs", "input_tensors",
@@ -74,14 +97,17 @@ class Node:
 
     @property
     def inbound_layers(self):
+        """Per input tensor, the layer that produced it."""
         return [t._keras_history.layer for t in self.input_tensors]
 
     @property
     def node_indices(self):
+        """Per input tensor, which call of its layer produced it."""
         return [t._keras_history.node_index for t in self.input_tensors]
 
     @property
     def tensor_indices(self):
+        """Per input tensor, which output of that call it is."""
         return [t._keras_history.tensor_index for t in self.input_tensors]
 
     @property
@@ -100,6 +126,7 @@ class Node:
 
     @property
     def is_input(self):
+        """Whether the Node has no input tensors (the Node of an ``Input``)."""
         return not self.input_tensors
 
     def __repr__(self):

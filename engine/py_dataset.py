@@ -78,7 +78,46 @@ class PyDataset:
             yield self[index]
 
     def on_epoch_begin(self):
-        """Called before each epoch takes its first batch."""
+        """Called before each epoch takes its first batch.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> class Counted(PyDataset):
+            ...     epochs = 0
+            ...     def __len__(self):
+            ...         return 2
+            ...     def __getitem__(self, index):
+            ...         return np.ones((4, 3)), np.zeros((4, 1))
+            ...     def on_epoch_begin(self):
+            ...         self.epochs += 1
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse")
+            >>> dataset = Counted()
+            >>> _ = model.fit(dataset, epochs=3, verbose=0)
+            >>> dataset.epochs
+            3
+        """
 
     def on_epoch_end(self):
-        """Called once an epoch has taken every batch, e.g. to reshuffle the samples."""
+        """Called once an epoch has taken every batch, e.g. to reshuffle the samples.
+
+        Example:
+            >>> import numpy as np
+            >>> class Reshuffled(PyDataset):
+            ...     def __init__(self, x, **kwargs):
+            ...         super().__init__(**kwargs)
+            ...         self.x = x
+            ...     def __len__(self):
+            ...         return 1
+            ...     def __getitem__(self, index):
+            ...         return self.x, self.x
+            ...     def on_epoch_end(self):
+            ...         self.x = np.random.default_rng(0).permutation(self.x)
+            >>> dataset = Reshuffled(np.arange(4.0)[:, None])
+            >>> dataset.on_epoch_end()
+            >>> sorted(dataset[0][0].ravel().tolist())
+            [0.0, 1.0, 2.0, 3.0]
+        """

@@ -34,12 +34,27 @@ def register(name, obj):
 def register_serializable(package="Custom", name=None):
     """Decorator registering a user class or function as ``"package>Name"``.
 
+    Registered classes load from model files and configs without
+    ``custom_objects=`` (``load_model``, ``model_from_json``, ``from_config``).
+
+    Args:
+        package: a name for the group of objects (no ``>``).
+        name: the name to register under (default: the object's ``__name__``).
+
+    Returns:
+        The decorator, which returns the object unchanged.
+
+    Raises:
+        ValueError: an empty package name, or one holding ``>``.
+
     Example:
         >>> from engine import Layer
         >>> @register_serializable(package="my_pkg")
         ... class Scale(Layer):
         ...     def call(self, inputs):
         ...         return inputs * 2.0
+        >>> Scale._registered_name
+        'my_pkg>Scale'
     """
     if not isinstance(package, str) or not package or ">" in package:
         raise ValueError(f"register_serializable expects a package name without '>', received {package!r}.")

@@ -89,6 +89,23 @@ class Sequential(Functional):
         A built model calls the layer on its outputs at once, so a layer that
         cannot take them is refused here and the model stays as it was. With
         ``rebuild=False`` the graph is left to be rebuilt by the next call.
+
+        Args:
+            layer: a Layer (a model too), or an ``Input`` tensor as first entry.
+            rebuild: rebuild the graph now (when the input shape is known).
+
+        Raises:
+            ValueError: not a layer, a name already in the stack, an ``Input``
+                after other layers, or a layer that cannot take the outputs.
+
+        Example:
+            >>> from engine import Input
+            >>> from layers import Dense
+            >>> model = Sequential(name="stack")
+            >>> model.add(Input(shape=(3,)))
+            >>> model.add(Dense(2))
+            >>> model.output_shape
+            (None, 2)
         """
         history = getattr(layer, "_keras_history", None)
         if isinstance(layer, KerasTensor) and history is not None and isinstance(history.layer, InputLayer):
@@ -136,7 +153,24 @@ class Sequential(Functional):
 
     def pop(self, rebuild=True):
         """Removes and returns the last layer; a built model stays built (while
-        layers remain) on the graph it had up to that layer."""
+        layers remain) on the graph it had up to that layer.
+
+        Args:
+            rebuild: rebuild the graph now; False leaves it to the next call.
+
+        Returns:
+            The removed layer.
+
+        Raises:
+            IndexError: the model has no layers.
+
+        Example:
+            >>> from engine import Input
+            >>> from layers import Dense
+            >>> model = Sequential([Input(shape=(3,)), Dense(4), Dense(2, name="head")])
+            >>> model.pop().name, model.output_shape
+            ('head', (None, 4))
+        """
         if not self.layers:
             raise IndexError(f"Sequential model {self.name!r} has no layers to pop.")
         layer = self._stack.pop()

@@ -61,17 +61,37 @@ class Variable:
 
     @property
     def shape(self):
+        """The value's shape."""
         return self.value.shape
 
     @property
     def dtype(self):
+        """The value's NumPy dtype."""
         return self.value.dtype
 
     def numpy(self):
+        """The value, the NumPy array itself (not a copy), as Keras' ``Variable.numpy()``.
+
+        Example:
+            >>> Variable("zeros", shape=(2,)).numpy()
+            array([0., 0.], dtype=float32)
+        """
         return self.value
 
     def assign(self, value):
-        """Replaces the value, keeping shape and dtype; returns the new value."""
+        """Replaces the value, keeping shape and dtype; returns the new value.
+
+        Args:
+            value: array-like of the variable's shape; cast to its dtype and copied.
+
+        Raises:
+            ValueError: a value of another shape.
+
+        Example:
+            >>> v = Variable("zeros", shape=(2,))
+            >>> v.assign([1, 2])
+            array([1., 2.], dtype=float32)
+        """
         value = np.asarray(value)
         if value.shape != self.value.shape:
             self._refuse(value)
@@ -79,11 +99,27 @@ class Variable:
         return self.value
 
     def assign_add(self, value):
-        """Adds ``value`` (broadcast to the variable's shape) to the value; returns the new value."""
+        """Adds ``value`` (broadcast to the variable's shape) to the value; returns the new value.
+
+        Args:
+            value: array-like that broadcasts to the variable's shape.
+
+        Example:
+            >>> Variable("ones", shape=(2,)).assign_add(1.0)
+            array([2., 2.], dtype=float32)
+        """
         return self.assign(self.value + self._broadcastable(value))
 
     def assign_sub(self, value):
-        """Subtracts ``value`` (broadcast to the variable's shape) from the value; returns the new value."""
+        """Subtracts ``value`` (broadcast to the variable's shape) from the value; returns the new value.
+
+        Args:
+            value: array-like that broadcasts to the variable's shape.
+
+        Example:
+            >>> Variable("ones", shape=(2,)).assign_sub([0.5, 1.0])
+            array([0.5, 0. ], dtype=float32)
+        """
         return self.assign(self.value - self._broadcastable(value))
 
     def _broadcastable(self, value):

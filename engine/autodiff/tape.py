@@ -66,6 +66,12 @@ class GradientTape:
     A tape answers one ``gradient`` call and then frees what it recorded, unless
     it is ``persistent``.
 
+    Args:
+        persistent: allow several ``gradient`` calls (what was recorded is
+            kept until the tape is garbage collected).
+        watch_accessed_variables: make every trainable Variable used inside the
+            ``with`` block a leaf; False watches only what ``watch`` is given.
+
     Example:
         >>> import numpy as np
         >>> from engine import Variable
@@ -98,6 +104,23 @@ class GradientTape:
 
         A Traced of this tape is returned as it is; one of another tape becomes
         a new leaf with the same value, detached from the other tape.
+
+        Args:
+            x: an array (or anything ``np.asarray`` takes), a Variable or a Traced.
+
+        Returns:
+            The leaf, a Traced array: compute with it inside the ``with`` block.
+
+        Raises:
+            RuntimeError: the tape was already used by ``gradient`` (not persistent).
+
+        Example:
+            >>> import numpy as np
+            >>> with GradientTape() as tape:
+            ...     x = tape.watch(np.array([1.0, 2.0], "float32"))
+            ...     y = np.sum(x ** 2)
+            >>> tape.gradient(y, x)
+            array([2., 4.], dtype=float32)
         """
         self._check_live("watch")
         if isinstance(x, _variable.Variable):
@@ -110,7 +133,17 @@ class GradientTape:
         return self._leaf(np.asarray(x))
 
     def watched_variables(self) -> list:
-        """The Variables that became leaves of this tape, in the order they were first used."""
+        """The Variables that became leaves of this tape, in the order they were first used.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(1)
+            >>> with GradientTape() as tape:
+            ...     y = layer(np.ones((2, 3), "float32"))
+            >>> [variable.name for variable in tape.watched_variables()]
+            ['kernel', 'bias']
+        """
         return list(self._leaves)
 
     def gradient(self, target, sources, output_gradients=None):
@@ -127,6 +160,21 @@ class GradientTape:
         Returns:
             The gradients in the structure of ``sources``, each in its source's
             shape and dtype; None for a source the target does not depend on.
+
+        Raises:
+            RuntimeError: a second call on a tape that is not persistent.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> with GradientTape() as tape:
+            ...     loss = np.mean(model(np.ones((4, 3), "float32")) ** 2)
+            >>> grads = tape.gradient(loss, model.trainable_variables)
+            >>> [g.shape for g in grads]
+            [(3, 1), (1,)]
         """
         if self._ops is None:
             raise RuntimeError(

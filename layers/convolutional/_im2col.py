@@ -8,7 +8,8 @@ never reached by a window).
 - ``windows`` views a padded input as ``(batch, *out, *kernel, channels)``
   without copying (im2col before the copy); ``col2im`` sums window values,
   laid out ``(*kernel, batch, *out, channels)``, back onto the input positions,
-  looping over the kernel taps only.
+  looping over the kernel taps only; ``tap_targets`` gives each tap's slice
+  of the input, which depthwise convolutions multiply and add tap by tap.
 - ``conv`` is one (grouped) matmul of the copied windows with the kernel;
   ``conv_input_grad`` and ``conv_kernel_grad`` are its backward pass. A
   transposed convolution is ``conv_input_grad`` run forward, and its backward
@@ -110,12 +111,19 @@ def col2im(cols, canvas_spatial, kernel_size, strides, dilation_rate):
     rank = len(kernel_size)
     out = cols.shape[rank + 1:2 * rank + 1]
     canvas = np.zeros(cols.shape[rank:rank + 1] + tuple(canvas_spatial) + cols.shape[2 * rank + 1:], cols.dtype)
-    for tap in itertools.product(*(range(k) for k in kernel_size)):
-        target = (slice(None),) + tuple(
-            slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilation_rate, out, strides)
-        )
+    for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
         canvas[target] += cols[tap]
     return canvas
+
+
+def tap_targets(kernel_size, strides, dilation_rate, out):
+    """Yields ``(tap, index)`` for every kernel tap: ``index`` selects, in a
+    padded input, the ``(batch, *out, channels)`` values that tap reads (the
+    tap's slice of ``windows``, as a basic index that can be written through)."""
+    for tap in itertools.product(*(range(k) for k in kernel_size)):
+        yield tap, (slice(None),) + tuple(
+            slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip(tap, dilation_rate, out, strides)
+        )
 
 
 def window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate):

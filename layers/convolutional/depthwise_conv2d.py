@@ -1,11 +1,12 @@
-"""DepthwiseConv2D: one small convolution per input channel (a grouped convolution
-with as many groups as channels)."""
+"""DepthwiseConv2D: one small convolution per input channel, computed tap by tap."""
 
 import math
 
+import numpy as np
+
 from engine import constraints, initializers, regularizers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
-from layers.convolutional._im2col import conv, conv_input_grad, conv_kernel_grad
+from layers.convolutional._im2col import crop, output_spatial, pad, tap_targets
 
 
 class DepthwiseConv2D(_BaseConv):
@@ -63,14 +64,14 @@ class DepthwiseConv2D(_BaseConv):
     def forward(self, inputs, training=True):
         x = to_channels_last(inputs, self.data_format)
         pads, _ = self._geometry(x.shape[1:-1])
-        z, cols = depthwise_conv(x, self.kernel.value, self.strides, self.dilation_rate, pads)
+        z, padded = depthwise_conv(x, self.kernel.value, self.strides, self.dilation_rate, pads)
         outputs, z = self._finish(z)
-        return outputs, (x.shape[1:-1], pads, cols, z, outputs)
+        return outputs, (x.shape[1:-1], pads, padded, z, outputs)
 
     def backward(self, cache, grad_outputs):
-        spatial, pads, cols, z, outputs = cache
+        spatial, pads, padded, z, outputs = cache
         grad_z, grads = self._finish_backward(z, outputs, grad_outputs)
-        grad_x, grads[self.kernel] = depthwise_conv_grads(cols, grad_z, self.kernel.value, self.strides,
+        grad_x, grads[self.kernel] = depthwise_conv_grads(padded, grad_z, self.kernel.value, self.strides,
                                                           self.dilation_rate, pads, spatial)
         return from_channels_last(grad_x, self.data_format), grads
 
@@ -91,17 +92,30 @@ class DepthwiseConv2D(_BaseConv):
 
 def depthwise_conv(x, kernel, strides, dilation_rate, pads):
     """The depthwise convolution of channels-last ``x`` with a ``(*kernel_size, in,
-    multiplier)`` kernel, as a convolution with ``in`` groups: ``(outputs, cols)``."""
-    return conv(x, _as_grouped(kernel), strides, dilation_rate, pads, groups=kernel.shape[-2])
+    multiplier)`` kernel: returns ``(outputs, the padded input)``.
+
+    One multiply-add over the whole batch per kernel tap; as a grouped im2col
+    convolution it would be one tiny matmul per channel, several times slower.
+    """
+    kernel_size = kernel.shape[:-2]
+    padded = pad(x, pads)
+    out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
+    outputs = np.zeros((x.shape[0],) + out + kernel.shape[-2:], np.result_type(x, kernel))
+    product = np.empty_like(outputs)
+    for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
+        np.multiply(padded[target][..., None], kernel[tap], out=product)
+        outputs += product
+    return outputs.reshape(outputs.shape[:-2] + (-1,)), padded
 
 
-def depthwise_conv_grads(cols, grad_outputs, kernel, strides, dilation_rate, pads, spatial):
-    """Gradients ``(inputs, kernel)`` of ``depthwise_conv``."""
-    grouped = _as_grouped(kernel)
-    grad_x = conv_input_grad(grad_outputs, grouped, strides, dilation_rate, pads, spatial, groups=kernel.shape[-2])
-    return grad_x, conv_kernel_grad(cols, grad_outputs, grouped.shape).reshape(kernel.shape)
-
-
-def _as_grouped(kernel):
-    """``(*kernel_size, in, multiplier)`` as a grouped kernel ``(*kernel_size, 1, in * multiplier)``."""
-    return kernel.reshape(kernel.shape[:-2] + (1, -1))
+def depthwise_conv_grads(padded, grad_outputs, kernel, strides, dilation_rate, pads, spatial):
+    """Gradients ``(inputs, kernel)`` of ``depthwise_conv``, tap by tap: each tap's
+    kernel gradient sums its input values times the output gradients, and its
+    input gradient adds the output gradients times its weights back where it read."""
+    grad = grad_outputs.reshape(grad_outputs.shape[:-1] + kernel.shape[-2:])
+    grad_padded = np.zeros(padded.shape, grad.dtype)
+    grad_kernel = np.empty(kernel.shape, grad.dtype)
+    for tap, target in tap_targets(kernel.shape[:-2], strides, dilation_rate, grad.shape[1:-2]):
+        grad_kernel[tap] = np.einsum("bhwc,bhwcm->cm", padded[target], grad)
+        grad_padded[target] += np.einsum("bhwcm,cm->bhwc", grad, kernel[tap])
+    return crop(grad_padded, pads, spatial), grad_kernel

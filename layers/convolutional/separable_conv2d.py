@@ -69,18 +69,18 @@ class SeparableConv2D(_BaseConv):
     def forward(self, inputs, training=True):
         x = to_channels_last(inputs, self.data_format)
         pads, _ = self._geometry(x.shape[1:-1])
-        depthwise, cols = depthwise_conv(x, self.depthwise_kernel.value, self.strides, self.dilation_rate, pads)
+        depthwise, padded = depthwise_conv(x, self.depthwise_kernel.value, self.strides, self.dilation_rate, pads)
         outputs, z = self._finish(depthwise @ self.pointwise_kernel.value[0, 0])
-        return outputs, (x.shape[1:-1], pads, cols, depthwise, z, outputs)
+        return outputs, (x.shape[1:-1], pads, padded, depthwise, z, outputs)
 
     def backward(self, cache, grad_outputs):
-        spatial, pads, cols, depthwise, z, outputs = cache
+        spatial, pads, padded, depthwise, z, outputs = cache
         grad_z, grads = self._finish_backward(z, outputs, grad_outputs)
         pointwise = self.pointwise_kernel.value[0, 0]
         flat_depthwise = depthwise.reshape(-1, pointwise.shape[0])
         grads[self.pointwise_kernel] = (flat_depthwise.T @ grad_z.reshape(-1, self.filters))[None, None]
         grad_x, grads[self.depthwise_kernel] = depthwise_conv_grads(
-            cols, grad_z @ pointwise.T, self.depthwise_kernel.value, self.strides, self.dilation_rate, pads, spatial
+            padded, grad_z @ pointwise.T, self.depthwise_kernel.value, self.strides, self.dilation_rate, pads, spatial
         )
         return from_channels_last(grad_x, self.data_format), grads
 

@@ -5,7 +5,19 @@ import difflib
 
 
 def serialize(obj):
-    """``{"class_name": ..., "config": ...}`` for an object with ``get_config``."""
+    """``{"class_name": ..., "config": ...}`` for an object with ``get_config``.
+
+    Args:
+        obj: an optimizer, initializer, regularizer, constraint or schedule.
+
+    Returns:
+        The dict, which the package's ``get`` turns back into an equal object.
+
+    Example:
+        >>> from engine.optimizers import SGD
+        >>> serialize(SGD(learning_rate=0.5))["config"]["learning_rate"]
+        0.5
+    """
     return {"class_name": type(obj).__name__, "config": obj.get_config()}
 
 

@@ -56,6 +56,14 @@ class Profile:
         uncounted: for ``flops`` and ``activation_bytes``, the ``node`` of
             each row left out of the total because its value is unknown.
 
+    ``profile`` makes it; printing it shows a table, and a notebook shows it
+    as an HTML table.
+
+    Args:
+        model_name: the name of the model profiled.
+        batch_size: the batch size the costs are counted for.
+        rows: the per-call rows described above.
+
     Example:
         >>> from engine import Input, Model
         >>> from layers import Dense

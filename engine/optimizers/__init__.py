@@ -18,6 +18,17 @@ _ALIASES = {name.lower(): name for name in _CLASSES}
 def get(identifier):
     """Returns an optimizer from a name (``"adam"``), a config dict or an optimizer.
 
+    Args:
+        identifier: a name (any case: ``"adam"``, ``"Adam"``), a
+            ``{"class_name": ..., "config": ...}`` dict, or an Optimizer
+            (returned as it is).
+
+    Returns:
+        The optimizer.
+
+    Raises:
+        ValueError: an unknown name, with the closest known one.
+
     Example:
         >>> get("adam").learning_rate
         0.001

@@ -8,6 +8,19 @@ class AdamW(Adam):
     each step (Loshchilov & Hutter, 2019). Arguments are Adam's, with
     ``weight_decay`` required (0.004 by default).
 
+    Args:
+        learning_rate: A float or a ``LearningRateSchedule``.
+        weight_decay: The decoupled decay rate (not None).
+        beta_1: Decay rate of the first-moment estimate.
+        beta_2: Decay rate of the second-moment estimate.
+        epsilon: Small constant for numerical stability.
+        amsgrad: Whether to apply the AMSGrad variant.
+        **kwargs: ``clipnorm``, ``clipvalue``, ``global_clipnorm`` and ``name``,
+            as in ``Optimizer``.
+
+    Raises:
+        ValueError: ``weight_decay=None``.
+
     Example:
         >>> import numpy as np
         >>> from engine.variable import Variable

@@ -7,6 +7,11 @@ from layers.activation._base import _ActivationLayer
 class Activation(_ActivationLayer):
     """Applies ``activation`` elementwise (softmax-like ones on the last axis).
 
+    Args:
+        activation: an activation name (``"relu"``) or a function from
+            ``layers.activations``.
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
+
     Example:
         >>> import numpy as np
         >>> Activation("relu")(np.array([[-1.0, 2.0]]))

@@ -6,6 +6,9 @@ from engine import KerasTensor, Layer, tree
 class Identity(Layer):
     """Returns its inputs, whatever their structure, unchanged.
 
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
+
     Example:
         >>> import numpy as np
         >>> Identity()(np.ones((2, 3))).shape

@@ -102,5 +102,19 @@ class Concatenate(Layer):
 
 
 def concatenate(inputs, axis=-1, **kwargs):
-    """Functional interface to ``Concatenate``: ``Concatenate(axis, **kwargs)(inputs)``."""
+    """Functional interface to ``Concatenate``: ``Concatenate(axis, **kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors whose shapes match except along ``axis``.
+        axis: the concatenation axis (negative counts from the end).
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The concatenated tensor.
+
+    Example:
+        >>> from engine import Input
+        >>> concatenate([Input(shape=(2,)), Input(shape=(3,))]).shape
+        (None, 5)
+    """
     return Concatenate(axis=axis, **kwargs)(inputs)

@@ -164,5 +164,20 @@ def _is_int(value):
 
 
 def dot(inputs, axes=-1, normalize=False, **kwargs):
-    """Functional interface to ``Dot``: ``Dot(axes, normalize, **kwargs)(inputs)``."""
+    """Functional interface to ``Dot``: ``Dot(axes, normalize, **kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of two tensors.
+        axes: the axis (or one axis per input) summed over.
+        normalize: L2-normalize both inputs along ``axes`` first (cosine similarity).
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The per-sample dot products.
+
+    Example:
+        >>> import numpy as np
+        >>> dot([np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]])], axes=1)
+        array([[11.]], dtype=float32)
+    """
     return Dot(axes=axes, normalize=normalize, **kwargs)(inputs)

@@ -82,6 +82,9 @@ def _align_ranks(inputs):
 class Add(_Merge):
     """Sums its inputs elementwise.
 
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
+
     Example:
         >>> import numpy as np
         >>> Add()([np.ones((2, 3)), np.ones((2, 3))])[0]
@@ -97,6 +100,9 @@ class Add(_Merge):
 
 class Subtract(_Merge):
     """Subtracts its second input from its first (exactly two inputs).
+
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
 
     Example:
         >>> import numpy as np
@@ -116,6 +122,9 @@ class Subtract(_Merge):
 class Multiply(_Merge):
     """Multiplies its inputs elementwise.
 
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
+
     Example:
         >>> import numpy as np
         >>> Multiply()([np.full((1, 2), 3.0), np.full((1, 2), 2.0)])
@@ -132,6 +141,9 @@ class Multiply(_Merge):
 
 class Average(_Merge):
     """Averages its inputs elementwise.
+
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
 
     Example:
         >>> import numpy as np
@@ -193,6 +205,9 @@ def _steps_mask(mask, x):
 class Maximum(_Extreme):
     """Takes the elementwise maximum of its inputs (of the unmasked ones, with masks).
 
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
+
     Example:
         >>> import numpy as np
         >>> Maximum()([np.array([[1.0, 5.0]]), np.array([[3.0, 2.0]])])
@@ -205,6 +220,9 @@ class Maximum(_Extreme):
 class Minimum(_Extreme):
     """Takes the elementwise minimum of its inputs (of the unmasked ones, with masks).
 
+    Args:
+        **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
+
     Example:
         >>> import numpy as np
         >>> Minimum()([np.array([[1.0, 5.0]]), np.array([[3.0, 2.0]])])
@@ -215,30 +233,108 @@ class Minimum(_Extreme):
 
 
 def add(inputs, **kwargs):
-    """Functional interface to ``Add``: ``Add(**kwargs)(inputs)``."""
+    """Functional interface to ``Add``: ``Add(**kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors (KerasTensors or arrays) of the same shape.
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The merged tensor.
+
+    Example:
+        >>> import numpy as np
+        >>> add([np.ones((1, 2)), np.full((1, 2), 2.0)])
+        array([[3., 3.]], dtype=float32)
+    """
     return Add(**kwargs)(inputs)
 
 
 def subtract(inputs, **kwargs):
-    """Functional interface to ``Subtract``: ``Subtract(**kwargs)(inputs)``."""
+    """Functional interface to ``Subtract``: ``Subtract(**kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors (KerasTensors or arrays) of the same shape.
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The merged tensor.
+
+    Example:
+        >>> import numpy as np
+        >>> subtract([np.full((1, 2), 3.0), np.ones((1, 2))])
+        array([[2., 2.]], dtype=float32)
+    """
     return Subtract(**kwargs)(inputs)
 
 
 def multiply(inputs, **kwargs):
-    """Functional interface to ``Multiply``: ``Multiply(**kwargs)(inputs)``."""
+    """Functional interface to ``Multiply``: ``Multiply(**kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors (KerasTensors or arrays) of the same shape.
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The merged tensor.
+
+    Example:
+        >>> import numpy as np
+        >>> multiply([np.full((1, 2), 3.0), np.full((1, 2), 2.0)])
+        array([[6., 6.]], dtype=float32)
+    """
     return Multiply(**kwargs)(inputs)
 
 
 def average(inputs, **kwargs):
-    """Functional interface to ``Average``: ``Average(**kwargs)(inputs)``."""
+    """Functional interface to ``Average``: ``Average(**kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors (KerasTensors or arrays) of the same shape.
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The merged tensor.
+
+    Example:
+        >>> import numpy as np
+        >>> average([np.zeros((1, 2)), np.full((1, 2), 4.0)])
+        array([[2., 2.]], dtype=float32)
+    """
     return Average(**kwargs)(inputs)
 
 
 def maximum(inputs, **kwargs):
-    """Functional interface to ``Maximum``: ``Maximum(**kwargs)(inputs)``."""
+    """Functional interface to ``Maximum``: ``Maximum(**kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors (KerasTensors or arrays) of the same shape.
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The merged tensor.
+
+    Example:
+        >>> import numpy as np
+        >>> maximum([np.array([[1.0, 5.0]]), np.array([[3.0, 2.0]])])
+        array([[3., 5.]], dtype=float32)
+    """
     return Maximum(**kwargs)(inputs)
 
 
 def minimum(inputs, **kwargs):
-    """Functional interface to ``Minimum``: ``Minimum(**kwargs)(inputs)``."""
+    """Functional interface to ``Minimum``: ``Minimum(**kwargs)(inputs)``.
+
+    Args:
+        inputs: a list of tensors (KerasTensors or arrays) of the same shape.
+        **kwargs: standard layer arguments (``name``...).
+
+    Returns:
+        The merged tensor.
+
+    Example:
+        >>> import numpy as np
+        >>> minimum([np.array([[1.0, 5.0]]), np.array([[3.0, 2.0]])])
+        array([[1., 2.]], dtype=float32)
+    """
     return Minimum(**kwargs)(inputs)

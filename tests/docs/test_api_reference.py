@@ -95,21 +95,52 @@ def _constructor(cls):
     return next((vars(owner)["__init__"] for owner in cls.__mro__ if "__init__" in vars(owner)), None)
 
 
+def _documented_arguments(docstring):
+    """The names an ``Args:`` section documents (``a, b: ...`` documents both), or None without one."""
+    section = re.search(r"^Args:\n((?:[ \t]+\S.*\n|\n)+)", docstring + "\n", re.M)
+    if section is None:
+        return None
+    lines = [line for line in section.group(1).splitlines() if line.strip()]
+    indent = min(len(line) - len(line.lstrip()) for line in lines)
+    heads, pending = [], None  # a list of names may run over lines up to its colon
+    for line in lines:
+        if pending is None and len(line) - len(line.lstrip()) != indent:
+            continue
+        pending = line.strip() if pending is None else f"{pending} {line.strip()}"
+        if ":" in pending:
+            heads.append(pending.split(":")[0])
+            pending = None
+    return {part.strip().split(" ")[0].lstrip("*") for head in heads for part in head.split(",")}
+
+
+def _named_parameters(function):
+    return [parameter.name for parameter in inspect.signature(function).parameters.values()
+            if parameter.name not in ("self", "cls") and parameter.kind not in (parameter.VAR_POSITIONAL,
+                                                                                 parameter.VAR_KEYWORD)]
+
+
 def _missing(obj):
-    """What a public class or function's docstring lacks: a summary, Args, an example."""
+    """What a public class or function's docstring lacks: a summary, Args (naming every parameter of a
+    function or of a constructor the class defines itself), an example."""
     docstring = inspect.getdoc(obj) or ""
-    arguments_of = obj
+    arguments_of, own_signature = obj, True
     if inspect.isclass(obj):
-        arguments_of = _constructor(obj)
-        if "__init__" in vars(obj):
+        arguments_of, own_signature = _constructor(obj), "__init__" in vars(obj)
+        if own_signature:
             docstring += "\n" + (inspect.getdoc(vars(obj)["__init__"]) or "")
         if arguments_of is object.__init__ or not _ours(arguments_of):
             arguments_of = None
     missing = []
     if not docstring.strip():
         missing.append("a docstring")
-    if arguments_of is not None and _takes_arguments(arguments_of) and not re.search(r"^Args:$", docstring, re.M):
-        missing.append("Args:")
+    documented = _documented_arguments(docstring)
+    if arguments_of is not None and _takes_arguments(arguments_of):
+        if documented is None:
+            missing.append("Args:")
+        elif own_signature:
+            undocumented = [name for name in _named_parameters(arguments_of) if name not in documented]
+            if undocumented:
+                missing.append(f"Args for {', '.join(undocumented)}")
     if ">>>" not in docstring:
         missing.append("a >>> example")
     return missing

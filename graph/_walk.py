@@ -138,13 +138,16 @@ def plan_of(model):
     return model.plan
 
 
-def walk(model, expand_nested=False):
+def walk(model, expand_nested=False, max_depth=None):
     """Reads the calls of ``model`` and the links between them from its plan.
 
     Args:
         model: a functional model (``Model(inputs, outputs)`` or a Sequential
             model whose input shape is known).
         expand_nested: whether to show nested functional models as their inner calls.
+        max_depth: with ``expand_nested``, how many levels of nested models to
+            expand (1: the models the model calls, not the models they call);
+            None expands all.
 
     Returns:
         A ModelGraph.
@@ -176,7 +179,8 @@ def walk(model, expand_nested=False):
         frame.position += 1
         call = Call(step.node, frame.container, [frame.plan.tensors[s] for s in step.in_slots])
         graph.calls.append(call)
-        inner = plan_of(step.layer) if expand_nested else None
+        deep_enough = max_depth is not None and call.depth >= max_depth
+        inner = plan_of(step.layer) if expand_nested and not deep_enough else None
         if inner is None:
             for index, slot in enumerate(step.in_slots):
                 _link(graph, frame.sources[slot], call, (step.node, index))

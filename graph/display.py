@@ -15,10 +15,12 @@ import html
 
 import graphviz
 
+from graph._dot import graph_to_dot
 from graph._format import shapes_text, tensor_ref
+from graph._render import pipe
 from graph._walk import Call, ancestry, plan_of
 from graph.model_summary import summary_table, summary_text
-from graph.plot import graph_to_dot, model_to_dot
+from graph.plot import model_to_dot
 
 
 def model_bundle(model) -> dict:
@@ -139,7 +141,7 @@ def summary_html(model, expand_nested=False, show_trainable=False) -> str:
 def _svg(dot):
     """The SVG of ``dot`` (drawn at graphviz's 72 dpi: never cropped), or None without ``dot``."""
     try:
-        return dot.pipe(format="svg").decode("utf-8")
+        return pipe(dot, "svg").decode("utf-8")
     except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
         return None
 

@@ -1,129 +1,152 @@
 """plot_model and model_to_dot: a model's graph drawn with graphviz.
 
-One box per layer (or per call, with ``per_call``), one edge per tensor read,
-and expanded nested models drawn as nested ``cluster_`` subgraphs. Box ids in
-the DOT source are the keys of ``graph._walk`` (``dense``, ``outer/inner/dense``,
-``dense[1]``).
+The model is read by ``graph._walk.walk``, the boxes a big graph needs are
+chosen here (``layer_range``, ``max_depth``), ``graph._dot`` draws them and
+``graph._render`` runs graphviz.
 """
 
-import html
+import difflib
 import os
+import re
 
 import graphviz
 
-from graph._format import merged, shapes_text
+from graph._dot import graph_to_dot
+from graph._render import write
 from graph._walk import walk
 
 _RANKDIRS = ("TB", "LR", "BT", "RL")
 _SOURCE_EXTENSIONS = ("dot", "gv")
-# Formats made of pixels, the only ones a dpi applies to. Vector formats are drawn at graphviz's 72 dpi:
-# graphviz 2.43 writes an SVG drawn at any other dpi with a viewBox that crops it (the drawing is scaled by
-# dpi/72, the viewBox is not), so a browser shows only its top-left part.
-_BITMAP_FORMATS = frozenset({"png", "jpg", "jpeg", "jpe", "gif", "bmp", "tif", "tiff", "webp", "ico"})
+_NAMES_LISTED = 20  # the layer names an unmatched layer_range lists
 
 
 def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB",
                  expand_nested=False, dpi=None, show_layer_activations=False, show_trainable=False,
-                 show_params=False, per_call=False) -> graphviz.Digraph:
+                 show_params=False, per_call=False, layer_range=None, max_depth=None,
+                 collapse_repeats=False) -> graphviz.Digraph:
     """Returns the graph of ``model`` as a ``graphviz.Digraph``, without rendering it.
 
+    One box per layer (or per call, with ``per_call``) and one edge per tensor
+    read. Each fact appears once: a box shows the shape of its outputs (the
+    shapes it reads are on the boxes its edges come from), a shared layer's
+    parameters are on its first box only.
+
     Args:
-        model: a functional model (``Model(inputs, outputs)`` or a built Sequential).
-        show_shapes: show each box's input and output shapes, and each edge's tensor shape.
+        model: a functional model (``Model(inputs, outputs)`` or a Sequential
+            model whose input shape is known).
+        show_shapes: show the shape of each box's outputs.
         show_dtype: show the dtype of each box's outputs.
         show_layer_names: show layer names (else only class names).
         rankdir: graphviz direction: "TB" (top to bottom), "LR", "BT" or "RL".
-        expand_nested: draw nested functional models as clusters of their layers.
+        expand_nested: draw nested functional models as clusters of their
+            layers, titled with the nested model's name.
         dpi: the graph's ``dpi`` attribute, for bitmap renders; None (the
             default) leaves graphviz's 72, the only one at which graphviz 2.43
             draws an SVG uncropped, so the returned graph displays whole in
             a notebook (``plot_model`` applies its ``dpi`` to bitmaps only).
-        show_layer_activations: show ``layer.activation.__name__`` for layers that have one.
-        show_trainable: show whether each layer is trainable.
-        show_params: show each layer's parameter count.
-        per_call: one box per call (Node), named ``dense[0]``, ``dense[1]``,
-            instead of one box per layer.
+        show_layer_activations: show the activation of layers that have one.
+        show_trainable: mark each layer that has weights "trainable" or
+            "non-trainable" (layers without weights have nothing to train).
+        show_params: show each layer's parameter count; the later boxes of a
+            shared layer say "shared with" its first box instead.
+        per_call: one box per call (Node) instead of one per layer; a layer
+            called more than once is named by call, ``dense[0]``, ``dense[1]``.
+        layer_range: ``(first, last)``: draw only the top-level layers from the
+            first whose name matches ``first`` to the last whose name matches
+            ``last`` (both included; names or regular expressions, matched with
+            ``re.match``; the two are swapped if ``last`` comes first), in
+            execution order with the InputLayers. An edge from a layer left
+            out starts at a muted "from <name>". None draws all layers.
+        max_depth: with ``expand_nested``, how many levels of nested models to
+            expand (1: the models the model calls; the models they call stay
+            boxes); None expands all.
+        collapse_repeats: draw each run of identical blocks once, in a dashed
+            cluster titled with the count (``×12``) and the first and last
+            names. Blocks are identical when they are consecutive in execution
+            order, chained (each reads only the previous block's last output,
+            and only that output is read outside a block) and alike call by
+            call: layer class, config apart from the name, shapes and wiring
+            (see ``graph._repeats``).
 
     Returns:
         A ``graphviz.Digraph``; ``.source`` is the DOT text.
+
+    Raises:
+        ValueError: for an unknown ``rankdir``, a ``layer_range`` that is not
+            two strings or matches no layer, or a ``max_depth`` that is not a
+            positive integer or comes without ``expand_nested``.
 
     Example:
         >>> from engine import Input, Model
         >>> from layers import Dense
         >>> x = Input(shape=(3,), name="x")
-        >>> dot = model_to_dot(Model(x, Dense(2, name="d")(x)), show_shapes=True)
-        >>> "x -> d" in dot.source
-        True
+        >>> y = Dense(2, name="d2")(Dense(4, name="d1")(x))
+        >>> dot = model_to_dot(Model(x, y), show_shapes=True, layer_range=("d1", "d2"))
+        >>> "d1 -> d2" in dot.source, "x -> d1" in dot.source
+        (True, False)
     """
     if rankdir not in _RANKDIRS:
         raise ValueError(f"model_to_dot expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
-    return graph_to_dot(walk(model, expand_nested), model.name, rankdir=rankdir, dpi=dpi, per_call=per_call,
-                        show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
-                        show_activations=show_layer_activations, show_trainable=show_trainable,
-                        show_params=show_params)
-
-
-def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, **facts) -> graphviz.Digraph:
-    """Draws the calls and links of a ``graph._walk.ModelGraph`` (a model's, from
-    ``walk``, or a tensor's, from ``ancestry``): ``model_to_dot`` after the walk.
-
-    Args:
-        graph: the ModelGraph.
-        name: the name of the ``graphviz.Digraph``.
-        rankdir, dpi, per_call: as for ``model_to_dot``.
-        **facts: what each box shows besides its name: ``show_shapes``,
-            ``show_dtype``, ``show_layer_names``, ``show_activations``,
-            ``show_trainable``, ``show_params`` (left out: names only).
-
-    Example:
-        >>> from engine import Input
-        >>> from layers import Dense
-        >>> from graph._walk import ancestry
-        >>> x = Input(shape=(3,), name="x")
-        >>> dot = graph_to_dot(ancestry(Dense(2, name="d")(x)), "y", per_call=True)
-        >>> '"x[0]" -> "d[0]"' in dot.source
-        True
-    """
-    level = "node" if per_call else "layer"
-    graph_attr = {"rankdir": rankdir, "fontname": "Helvetica"}
-    if dpi is not None:
-        graph_attr["dpi"] = str(dpi)
-    dot = graphviz.Digraph(name=name, graph_attr=graph_attr,
-                           node_attr={"shape": "box", "style": "rounded", "fontname": "Helvetica"},
-                           edge_attr={"fontname": "Helvetica", "fontsize": "10"})
-    clusters = {}  # key -> (parent key or None, depth, Digraph)
-    for call in graph.calls:
-        if call.expanded and call.key(level) not in clusters:
-            parent = call.container.key(level) if call.container is not None else None
-            cluster_name = call.call_name if per_call else call.layer.name
-            clusters[call.key(level)] = (parent, call.depth, graphviz.Digraph(
-                name=f"cluster_{_dot_id(call.key(level))}",
-                graph_attr={"label": f"{cluster_name} ({type(call.layer).__name__})", "style": "rounded"}))
-    for key, calls in graph.vertices(level).items():
-        container = calls[0].container
-        target = dot if container is None else clusters[container.key(level)][2]
-        target.node(_dot_id(key), label=_label(calls, per_call=per_call, **facts))
-    # Attach the deepest clusters first, so that each is complete when copied into its parent.
-    for parent, _, cluster in sorted(clusters.values(), key=lambda item: -item[1]):
-        (dot if parent is None else clusters[parent][2]).subgraph(cluster)
-    show_shapes = facts.get("show_shapes", False)
-    for source, target, link in graph.edges(level):
-        dot.edge(_dot_id(source), _dot_id(target), label=str(link.tensor.shape) if show_shapes else None)
-    return dot
+    if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
+        raise ValueError(f"max_depth must be a positive integer (how many levels of nested models to expand) "
+                         f"or None, but received {max_depth!r}.")
+    if max_depth is not None and not expand_nested:
+        raise ValueError(f"max_depth={max_depth} limits how deep expand_nested expands nested models, but "
+                         "expand_nested is False. Pass expand_nested=True as well, or leave max_depth out.")
+    graph = walk(model, expand_nested, max_depth)
+    shown = None if layer_range is None else _layers_in_range(model, graph, layer_range)
+    return graph_to_dot(graph, model.name, rankdir=rankdir, dpi=dpi, per_call=per_call, shown=shown,
+                        collapse_repeats=collapse_repeats, show_shapes=show_shapes, show_dtype=show_dtype,
+                        show_layer_names=show_layer_names, show_activations=show_layer_activations,
+                        show_trainable=show_trainable, show_params=show_params)
 
 
 def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, show_layer_names=True,
                rankdir="TB", expand_nested=False, dpi=96, show_layer_activations=False,
-               show_trainable=False, show_params=False, per_call=False) -> graphviz.Digraph:
+               show_trainable=False, show_params=False, per_call=False, layer_range=None, max_depth=None,
+               collapse_repeats=False) -> graphviz.Digraph:
     """Draws ``model`` to ``to_file`` and returns the ``graphviz.Digraph``.
 
     The format follows the extension: ``.png``, ``.svg``, ``.pdf`` (or any
     other graphviz format) need the graphviz ``dot`` program; ``.dot`` (or
     ``.gv``) writes the DOT source and does not. A name without an extension
-    is written as PNG. ``dpi`` applies to bitmap formats (PNG, JPEG...);
-    vector formats are drawn at 72 dpi, so an SVG is never cropped, and so is
-    the returned graph when a notebook displays it. The other arguments are
-    those of ``model_to_dot``.
+    is written as PNG. graphviz's own warnings are captured, never printed.
+
+    A bitmap (PNG, JPEG...) wider or taller than the 32,767 pixels graphviz
+    can draw is written as SVG instead, next to ``to_file`` with the extension
+    ``.svg``, with a UserWarning saying so; ``collapse_repeats``,
+    ``layer_range`` or ``max_depth`` draw fewer boxes.
+
+    Args:
+        model: a functional model (``Model(inputs, outputs)`` or a Sequential
+            model whose input shape is known).
+        to_file: the file to write; its extension picks the format.
+        show_shapes: show the shape of each box's outputs.
+        show_dtype: show the dtype of each box's outputs.
+        show_layer_names: show layer names (else only class names).
+        rankdir: graphviz direction: "TB" (top to bottom), "LR", "BT" or "RL".
+        expand_nested: draw nested functional models as clusters of their layers.
+        dpi: the resolution of bitmap formats (PNG, JPEG...). Vector formats
+            (SVG, PDF) are drawn at 72 dpi, so an SVG is never cropped, and so
+            is the returned graph when a notebook displays it.
+        show_layer_activations: show the activation of layers that have one.
+        show_trainable: mark each layer that has weights "trainable" or "non-trainable".
+        show_params: show each layer's parameter count (once for a shared layer).
+        per_call: one box per call (Node) instead of one per layer.
+        layer_range: ``(first, last)`` layer names or regular expressions: draw
+            only the top-level layers from ``first`` to ``last``, as for
+            ``model_to_dot``.
+        max_depth: with ``expand_nested``, how many levels of nested models to expand.
+        collapse_repeats: draw each run of identical blocks once, with its count (``×12``).
+
+    Returns:
+        The ``graphviz.Digraph`` drawn (at 72 dpi, whatever ``dpi``).
+
+    Raises:
+        ValueError: for an extension that is not a graphviz format, or bad
+            arguments (see ``model_to_dot``).
+        RuntimeError: when drawing needs the graphviz ``dot`` program and it is
+            not installed.
 
     Example:
         >>> import os, tempfile
@@ -137,60 +160,62 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     """
     dot = model_to_dot(model, show_shapes=show_shapes, show_dtype=show_dtype,
                        show_layer_names=show_layer_names, rankdir=rankdir, expand_nested=expand_nested,
-                       show_layer_activations=show_layer_activations,
-                       show_trainable=show_trainable, show_params=show_params, per_call=per_call)
+                       show_layer_activations=show_layer_activations, show_trainable=show_trainable,
+                       show_params=show_params, per_call=per_call, layer_range=layer_range,
+                       max_depth=max_depth, collapse_repeats=collapse_repeats)
+    to_file = os.fspath(to_file)
     extension = os.path.splitext(to_file)[1][1:].lower() or "png"
     if extension in _SOURCE_EXTENSIONS:
-        data = dot.source.encode("utf-8")
-    elif extension not in graphviz.FORMATS:
+        with open(to_file, "w", encoding="utf-8") as file:
+            file.write(dot.source)
+        return dot
+    if extension not in graphviz.FORMATS:
         raise ValueError(
             f"plot_model cannot write {to_file!r}: {extension!r} is not a graphviz output format. "
             "Use .png, .svg, .pdf, or .dot for the DOT source."
         )
-    else:
-        drawn = dot
-        if extension in _BITMAP_FORMATS:
-            drawn = dot.copy()
-            drawn.graph_attr["dpi"] = str(dpi)
-        try:
-            data = drawn.pipe(format=extension)
-        except graphviz.ExecutableNotFound as error:
-            raise RuntimeError(
-                f"plot_model cannot render model {model.name!r} to {to_file!r}: the graphviz `dot` "
-                "program was not found on PATH. Install graphviz (`apt-get install graphviz` on "
-                "Debian/Ubuntu, `brew install graphviz` on macOS, `conda install graphviz` in a conda "
-                "environment), or write the DOT source instead with to_file='model.dot', which needs "
-                "no `dot` (model_to_dot returns the graph without rendering)."
-            ) from error
-    with open(to_file, "wb") as file:
-        file.write(data)
+    try:
+        write(dot, to_file, extension, dpi, model.name)
+    except graphviz.ExecutableNotFound as error:
+        raise RuntimeError(
+            f"plot_model cannot render model {model.name!r} to {to_file!r}: the graphviz `dot` "
+            "program was not found on PATH. Install graphviz (`apt-get install graphviz` on "
+            "Debian/Ubuntu, `brew install graphviz` on macOS, `conda install graphviz` in a conda "
+            "environment), or write the DOT source instead with to_file='model.dot', which needs "
+            "no `dot` (model_to_dot returns the graph without rendering)."
+        ) from error
     return dot
 
 
-def _label(calls, per_call, show_shapes=False, show_dtype=False, show_layer_names=True,
-           show_activations=False, show_trainable=False, show_params=False):
-    """An HTML-like label: name and class in the first line, then the facts asked for."""
-    layer = calls[0].layer
-    class_name = html.escape(type(layer).__name__)
-    name = html.escape(calls[0].call_name if per_call else layer.name)
-    lines = [f"<b>{name}</b> ({class_name})" if show_layer_names else f"<b>{class_name}</b>"]
-    facts = []
-    if show_shapes:
-        facts.append("in: " + merged(shapes_text(c.reads or c.outputs) for c in calls))
-        facts.append("out: " + merged(shapes_text(c.outputs) for c in calls))
-    if show_dtype:
-        facts.append("dtype: " + merged(t.dtype for c in calls for t in c.outputs))
-    activation = getattr(layer, "activation", None)
-    if show_activations and activation is not None:
-        facts.append(f"activation: {activation.__name__}")
-    if show_trainable:
-        facts.append(f"trainable: {layer.trainable}")
-    if show_params:
-        facts.append(f"params: {layer.count_params():,}")
-    lines.extend(html.escape(fact, quote=False) for fact in facts)
-    return "<" + "<br/>".join(lines) + ">"
-
-
-def _dot_id(key):
-    """``key`` safe as a DOT edge end, where ``:`` would start a port name."""
-    return key.replace("%", "%25").replace(":", "%3A")
+def _layers_in_range(model, graph, layer_range):
+    """The ids of the top-level layers from the first matching ``layer_range[0]``
+    to the last matching ``layer_range[1]``, with Keras' rules for ``layer_range``."""
+    if not isinstance(layer_range, (list, tuple)) or len(layer_range) != 2:
+        length = f" of length {len(layer_range)}" if isinstance(layer_range, (list, tuple)) else ""
+        raise ValueError(f"layer_range must be a list or tuple of two layer names (the first and last layer "
+                         f"to draw), but received {layer_range!r}{length}. For example layer_range=('conv1', "
+                         "'pool').")
+    if not all(isinstance(pattern, str) for pattern in layer_range):
+        raise ValueError(f"layer_range must hold two strings, layer names or regular expressions, but received "
+                         f"{layer_range!r}. For example layer_range=('conv1', 'pool').")
+    layers = list({id(call.layer): call.layer for call in graph.calls if call.container is None}.values())
+    names = [layer.name for layer in layers]
+    matches = []
+    for pattern in layer_range:
+        try:
+            matches.append([i for i, name in enumerate(names) if re.match(pattern, name)])
+        except re.error as error:
+            raise ValueError(f"layer_range {layer_range!r}: {pattern!r} is not a valid regular expression "
+                             f"({error}). Escape it with re.escape to match a name as it is.") from None
+        if not matches[-1]:
+            close = difflib.get_close_matches(pattern, names, n=3)
+            hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+            listed = ", ".join(names[:_NAMES_LISTED]) + (f", ... ({len(names)} in all)"
+                                                         if len(names) > _NAMES_LISTED else "")
+            raise ValueError(f"layer_range {layer_range!r} matches no layer of model {model.name!r}: no layer name "
+                             f"starts with a match of {pattern!r} (re.match).{hint} Its layers, in execution "
+                             f"order: {listed}.")
+    first, last = min(matches[0]), max(matches[1])
+    if first > last:
+        first, last = min(matches[1]), max(matches[0])
+    return {id(layer) for layer in layers[first:last + 1]}

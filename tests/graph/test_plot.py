@@ -2,6 +2,7 @@
 
 import io
 import re
+import shlex
 import struct
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -11,27 +12,32 @@ import pytest
 from engine import Input, Model
 from graph import model_to_dot, plot_model
 from layers import Dense
-from tests.graph.zoo import zoo
+from tests.graph.zoo import nested_three_deep, zoo
 
 _ID = r'"(?:[^"\\]|\\.)*"|[\w.]+'
+_ATTRS = r'(?: \[(.*)\])?'
 
 
 def parse_dot(source):
-    """Boxes {id: (enclosing cluster or None, label)}, edges [(tail, head, label)], clusters {name: parent}."""
-    boxes, edges, clusters, open_clusters = {}, [], {}, [None]
+    """Boxes {id: (enclosing cluster or None, label)}, edges [(tail, head)], clusters {name: parent},
+    and the other nodes: cluster titles and stand-ins for left-out layers {id: (cluster, label)}."""
+    boxes, edges, clusters, others, open_clusters = {}, [], {}, {}, [None]
     for line in source.splitlines():
         line = line.strip()
         if match := re.fullmatch(rf"subgraph ({_ID}) {{", line):
             name = _unquote(match[1])
             clusters[name] = open_clusters[-1]
             open_clusters.append(name)
+        elif line == "{":
+            open_clusters.append(open_clusters[-1])  # a rank=same row: still the same cluster
         elif line == "}":
             open_clusters.pop()
-        elif match := re.fullmatch(rf'({_ID}) -> ({_ID})(?: \[label="([^"]*)"\])?', line):
-            edges.append((_unquote(match[1]), _unquote(match[2]), match[3]))
-        elif match := re.fullmatch(rf"({_ID}) \[label=<(.*)>\]", line):
-            boxes[_unquote(match[1])] = (open_clusters[-1], match[2])
-    return boxes, edges, clusters
+        elif match := re.fullmatch(rf"({_ID}) -> ({_ID}){_ATTRS}", line):
+            edges.append((_unquote(match[1]), _unquote(match[2])))
+        elif match := re.fullmatch(rf"({_ID}) \[label=<(.*)>(.*)\]", line):
+            name = _unquote(match[1])
+            (others if "%/" in name else boxes)[name] = (open_clusters[-1], match[2])
+    return boxes, edges, clusters, others
 
 
 def _unquote(identifier):
@@ -46,33 +52,75 @@ def node_edges(model, per_call):
             for tensor in node.input_tensors:
                 source, node_index, _ = tensor._keras_history
                 if per_call:
-                    edges[(f"{source.name}[{node_index}]", f"{layer.name}[{index}]", str(tensor.shape))] += 1
+                    edges[(f"{source.name}[{node_index}]", f"{layer.name}[{index}]")] += 1
                 else:
-                    edges[(source.name, layer.name, str(tensor.shape))] += 1
+                    edges[(source.name, layer.name)] += 1
     return edges
 
 
 def test_one_box_per_layer_and_one_edge_per_tensor_read():
     model = zoo()
-    boxes, edges, clusters = parse_dot(model_to_dot(model, show_shapes=True).source)
+    boxes, edges, clusters, others = parse_dot(model_to_dot(model, show_shapes=True).source)
     assert set(boxes) == {layer.name for layer in model.layers}
     assert Counter(edges) == node_edges(model, per_call=False)
-    assert Counter((s, t) for s, t, _ in edges)[("shared", "add")] == 2  # the two calls of the shared layer
-    assert clusters == {}
-    assert boxes["level1"][1] == "<b>level1</b> (Functional)<br/>in: (None, 8)<br/>out: (None, 8)"
+    assert Counter(edges)[("shared", "add")] == 2  # the two calls of the shared layer
+    assert clusters == {} and others == {}
+    assert boxes["level1"][1] == "<b>level1</b> (Functional)<br/>output: (None, 8)"
 
 
-def test_per_call_draws_one_box_per_node():
+def test_each_shape_is_drawn_once_on_the_box_that_makes_it():
+    """Not three times (the box "out:", the edge's label and the next box's "in:")."""
+    x = Input(shape=(5,), name="x")
+    y = Dense(3, name="c")(Dense(4, name="b")(Dense(7, name="a")(x)))
+    source = model_to_dot(Model(x, y), show_shapes=True).source
+    boxes, _, _, _ = parse_dot(source)
+    for name, width in (("x", 5), ("a", 7), ("b", 4), ("c", 3)):
+        assert source.count(f"(None, {width})") == 1
+        assert boxes[name][1].endswith(f"<br/>output: (None, {width})")
+    assert "label=" not in "".join(line for line in source.splitlines() if "->" in line)
+
+
+def test_per_call_draws_one_box_per_node_and_indexes_only_shared_layers():
     model = zoo()
-    boxes, edges, _ = parse_dot(model_to_dot(model, show_shapes=True, per_call=True).source)
+    boxes, edges, _, _ = parse_dot(model_to_dot(model, show_shapes=True, per_call=True).source)
     assert set(boxes) == {f"{layer.name}[{i}]" for layer in model.layers for i in range(len(layer.inbound_nodes))}
-    assert {"shared[0]", "shared[1]"} <= set(boxes)
     assert Counter(edges) == node_edges(model, per_call=True)
-    assert boxes["shared[1]"][1].startswith("<b>shared[1]</b> (Dense)")
+    names = {key: re.match(r"<b>(.*?)</b>", label)[1] for key, (_, label) in boxes.items()}
+    assert names == {key: key if key.startswith("shared") else key.removesuffix("[0]") for key in boxes}
+    assert names["shared[1]"] == "shared[1]" and names["proj[0]"] == "proj"
+
+
+def test_per_call_names_the_calls_of_a_nested_model_called_twice_and_not_its_layers():
+    inner = nested_three_deep()
+    x = Input(shape=(8,), name="x")
+    model = Model(x, inner(inner(x)), name="twice")
+    boxes, _, clusters, others = parse_dot(model_to_dot(model, per_call=True, expand_nested=True).source)
+    assert {c for c, parent in clusters.items() if parent is None} == {"cluster_level1[0]", "cluster_level1[1]"}
+    assert others["title%/level1[1]"][1] == "<b>level1[1]</b> (Functional)"
+    assert boxes["level1[1]/level2[0]/d2[0]"][1] == "<b>d2</b> (Dense)"
+
+
+def test_a_shared_layers_parameters_are_shown_on_its_first_box_only():
+    model = zoo()
+    boxes, _, _, _ = parse_dot(model_to_dot(model, per_call=True, show_params=True).source)
+    assert boxes["shared[0]"][1].endswith("<br/>params: 72")
+    assert boxes["shared[1]"][1].endswith("<br/>params: shared with shared[0]")
+    drawn = [int(m) for _, label in boxes.values() for m in re.findall(r"params: ([\d,]+)", label.replace(",", ""))]
+    assert sum(drawn) == model.count_params()
+
+
+def test_show_trainable_marks_only_layers_with_weights():
+    model = zoo()
+    model.get_layer("proj").trainable = False
+    boxes, _, _, _ = parse_dot(model_to_dot(model, show_trainable=True).source)
+    marks = {key: label.split("<br/>")[1:] for key, (_, label) in boxes.items()}
+    assert marks == {layer.name: ([] if not layer.weights else ["non-trainable"] if layer.name == "proj"
+                                  else ["trainable"]) for layer in model.layers}
+    assert marks["add"] == [] and marks["a"] == [] and marks["level1"] == ["trainable"]
 
 
 def test_expand_nested_draws_clusters_three_deep_with_edges_into_the_inner_layers():
-    boxes, edges, clusters = parse_dot(model_to_dot(zoo(), expand_nested=True).source)
+    boxes, edges, clusters, others = parse_dot(model_to_dot(zoo(), expand_nested=True).source)
     assert clusters == {"cluster_level1": None, "cluster_level1/level2": "cluster_level1",
                         "cluster_level1/level2/level3": "cluster_level1/level2"}
     assert {key: cluster for key, (cluster, _) in boxes.items() if cluster} == {
@@ -83,8 +131,11 @@ def test_expand_nested_draws_clusters_three_deep_with_edges_into_the_inner_layer
         "level1/level2/level3/x3": "cluster_level1/level2/level3",
         "level1/level2/level3/d3": "cluster_level1/level2/level3",
     }
+    assert others == {"title%/level1": ("cluster_level1", "<b>level1</b> (Functional)"),
+                      "title%/level1/level2": ("cluster_level1/level2", "<b>level2</b> (Functional)"),
+                      "title%/level1/level2/level3": ("cluster_level1/level2/level3", "<b>level3</b> (Functional)")}
     assert "level1" not in boxes
-    assert sorted((s, t) for s, t, _ in edges) == sorted([
+    assert sorted(edges) == sorted([
         ("a", "proj"), ("proj", "shared"), ("b", "shared"), ("shared", "add"), ("shared", "add"),
         ("add", "level1/x1"), ("level1/x1", "level1/level2/x2"),
         ("level1/level2/x2", "level1/level2/level3/x3"),
@@ -95,25 +146,64 @@ def test_expand_nested_draws_clusters_three_deep_with_edges_into_the_inner_layer
     ])
 
 
+def _layout(dot):
+    """graphviz's layout of ``dot``: node boxes {name: (x0, y0, x1, y1)} and edge points [(tail, head, points)]."""
+    boxes, edges = {}, []
+    for line in dot.pipe(format="plain", quiet=True).decode().splitlines():
+        fields = shlex.split(line)
+        if fields[0] == "node":
+            x, y, width, height = map(float, fields[2:6])
+            boxes[fields[1]] = (x - width / 2, y - height / 2, x + width / 2, y + height / 2)
+        elif fields[0] == "edge":
+            count = int(fields[3])
+            points = [tuple(map(float, fields[4 + 2 * i:6 + 2 * i])) for i in range(count)]
+            edges.append((fields[1], fields[2], points))
+    return boxes, edges
+
+
+def _bezier(points, steps=20):
+    """Points along graphviz's cubic B-spline pieces (control points p0, p1, p2, p3, p4, ...)."""
+    for i in range(0, len(points) - 3, 3):
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = points[i:i + 4]
+        for step in range(steps + 1):
+            t = step / steps
+            a, b, c, d = (1 - t) ** 3, 3 * t * (1 - t) ** 2, 3 * t * t * (1 - t), t ** 3
+            yield a * x0 + b * x1 + c * x2 + d * x3, a * y0 + b * y1 + c * y2 + d * y3
+
+
+@pytest.mark.parametrize("rankdir", ["TB", "LR"])
+def test_no_edge_crosses_a_cluster_title(rankdir):
+    """The edge into an expanded model once crossed its title, drawn by graphviz as the cluster's label."""
+    dot = model_to_dot(zoo(), expand_nested=True, show_shapes=True, rankdir=rankdir)
+    boxes, edges = _layout(dot)
+    titles = {name: box for name, box in boxes.items() if name.startswith("title%/")}
+    assert len(titles) == 3
+    into_clusters = [points for tail, head, points in edges if head.endswith(("/x1", "/x2", "/x3"))]
+    assert len(into_clusters) == 3
+    for _, _, points in edges:
+        for x, y in _bezier(points):
+            for x0, y0, x1, y1 in titles.values():
+                assert not (x0 < x < x1 and y0 < y < y1)
+
+
 def test_labels_show_what_is_asked():
     dot = model_to_dot(zoo(), show_shapes=True, show_dtype=True, show_layer_activations=True,
                        show_trainable=True, show_params=True, rankdir="LR", dpi=120)
-    boxes, _, _ = parse_dot(dot.source)
-    assert boxes["shared"][1] == ("<b>shared</b> (Dense)<br/>in: (None, 8)<br/>out: (None, 8)<br/>dtype: float32"
-                                  "<br/>activation: relu<br/>trainable: True<br/>params: 72")
-    assert boxes["get_item"][1].startswith("<b>get_item</b> (GetItem)<br/>in: (None, 8)<br/>out: (None, 4)")
+    boxes, _, _, _ = parse_dot(dot.source)
+    assert boxes["shared"][1] == ("<b>shared</b> (Dense)<br/>output: (None, 8)<br/>dtype: float32"
+                                  "<br/>activation: relu<br/>trainable<br/>params: 72")
+    assert boxes["get_item"][1] == "<b>get_item</b> (GetItem)<br/>output: (None, 4)<br/>dtype: float32<br/>params: 0"
     assert "activation" not in boxes["add"][1]
     assert "rankdir=LR" in dot.source and "dpi=120" in dot.source
-    bare, edges, _ = parse_dot(model_to_dot(zoo(), show_layer_names=False).source)
+    bare, _, _, _ = parse_dot(model_to_dot(zoo(), show_layer_names=False).source)
     assert bare["proj"][1] == "<b>Dense</b>"
-    assert {label for _, _, label in edges} == {None}
 
 
 def test_names_with_colons_stay_whole_boxes():
     x = Input(shape=(2,), name="in:put")
-    boxes, edges, _ = parse_dot(model_to_dot(Model(x, Dense(1, name="a:b")(x))).source)
+    boxes, edges, _, _ = parse_dot(model_to_dot(Model(x, Dense(1, name="a:b")(x))).source)
     assert set(boxes) == {"in%3Aput", "a%3Ab"}
-    assert edges == [("in%3Aput", "a%3Ab", None)]
+    assert edges == [("in%3Aput", "a%3Ab")]
 
 
 def test_dot_file_needs_no_dot_program(tmp_path, monkeypatch):
@@ -158,7 +248,7 @@ def test_render_nested_multi_output_model_to_png_and_svg(tmp_path):
     root = ET.parse(svg).getroot()
     groups = root.iter("{http://www.w3.org/2000/svg}g")
     titles = [g.find("{http://www.w3.org/2000/svg}title").text for g in groups if g.get("class") == "node"]
-    assert len(titles) == 14  # 8 top-level layers, 6 inside the three nested models
+    assert len(titles) == 17  # 8 top-level layers, 6 inside the three nested models, their 3 titles
     assert {"score", "get_item", "level1/level2/level3/d3"} <= set(titles)
 
 

@@ -8,7 +8,30 @@ import numpy as np
 
 
 class Callback:
-    """Base class; override the hooks you need. ``self.model`` is the model being trained."""
+    """Base class of callbacks: override the hooks you need.
+
+    ``fit``, ``evaluate`` and ``predict`` call ``on_<train|test|predict>_begin``
+    and ``_end``, ``on_epoch_begin``/``_end`` and the ``_batch_begin``/``_end``
+    hooks, each with a ``logs`` dict (the metrics so far at batch and epoch ends).
+    ``self.model`` is the model being run and ``self.params`` holds ``epochs``,
+    ``steps``, ``batch_size`` and ``samples``; setting
+    ``self.model.stop_training = True`` ends ``fit`` after the current batch.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> class LossPrinter(Callback):
+        ...     def on_epoch_end(self, epoch, logs=None):
+        ...         print(epoch, round(logs["loss"], 3))
+        >>> _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[LossPrinter()])
+        0 ...
+        1 ...
+    """
 
     def __init__(self):
         self.model = None
@@ -40,7 +63,20 @@ _HOOKS = [name for name in vars(Callback) if name.startswith("on_")]
 
 
 class CallbackList:
-    """Calls a hook on every callback in order."""
+    """Calls a hook on every callback in order (what ``fit`` uses to run its callbacks).
+
+    Args:
+        callbacks: the Callback objects.
+        model: the model, given to each by ``set_model``.
+        params: the run's parameters, given to each by ``set_params``.
+
+    Example:
+        >>> seen = []
+        >>> hooks = CallbackList([LambdaCallback(on_train_begin=lambda logs: seen.append("begin"))], None, {})
+        >>> hooks.on_train_begin({})
+        >>> seen
+        ['begin']
+    """
 
     def __init__(self, callbacks, model, params):
         self.callbacks = list(callbacks)
@@ -60,7 +96,20 @@ class CallbackList:
 
 
 class History(Callback):
-    """Records the logs of every epoch in ``history`` (``{"loss": [...], ...}``)."""
+    """Records the logs of every epoch in ``history`` (``{"loss": [...], ...}``); ``fit`` returns one.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> history = model.fit(x, y, epochs=3, verbose=0)
+        >>> history.epoch, sorted(history.history), len(history.history["loss"])
+        ([0, 1, 2], ['loss'], 3)
+    """
 
     def __init__(self):
         super().__init__()
@@ -100,7 +149,37 @@ class _Monitor:
 
 
 class EarlyStopping(Callback):
-    """Stops training when ``monitor`` has not improved for ``patience`` epochs."""
+    """Stops training when ``monitor`` has not improved for ``patience`` epochs.
+
+    Args:
+        monitor: the log to watch (``"val_loss"``, ``"loss"``, ``"val_accuracy"``...).
+        min_delta: the smallest change that counts as an improvement.
+        patience: epochs without improvement before stopping.
+        verbose: 1 prints when it stops and when it restores weights.
+        mode: ``"min"``, ``"max"``, or ``"auto"`` (max for accuracy, AUC,
+            precision and recall, else min).
+        baseline: a value to beat; training stops if it is not beaten within
+            ``patience`` epochs.
+        restore_best_weights: put back the weights of the best epoch at the end.
+        start_from_epoch: epochs to wait before watching at all.
+
+    Raises:
+        ValueError: an unknown ``mode``, or (during ``fit``) a ``monitor``
+            that is not in the logs.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> stop = EarlyStopping(monitor="loss", patience=1, min_delta=10.0)
+        >>> history = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop])
+        >>> len(history.epoch), stop.stopped_epoch
+        (2, 1)
+    """
 
     def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
                  baseline=None, restore_best_weights=False, start_from_epoch=0):
@@ -140,6 +219,33 @@ class ModelCheckpoint(Callback):
     """Saves the model (or its weights) after each epoch, or only when ``monitor`` improved.
 
     ``filepath`` may hold ``{epoch}`` and log keys (``"model-{epoch:02d}-{val_loss:.2f}.nw"``).
+
+    Args:
+        filepath: where to save: a ``.nw`` file, or ``.npz`` with ``save_weights_only``.
+        monitor: the log that decides what is best, with ``save_best_only``.
+        verbose: 1 prints each save.
+        save_best_only: save only when ``monitor`` improved on the best so far.
+        save_weights_only: save the weights (``model.save_weights``) instead of
+            the whole model (``model.save``).
+        mode: ``"min"``, ``"max"`` or ``"auto"``, as for ``EarlyStopping``.
+
+    Raises:
+        ValueError: a ``filepath`` without the extension the mode writes.
+
+    Example:
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "epoch-{epoch}.nw")
+        ...     _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[ModelCheckpoint(path, monitor="loss")])
+        ...     sorted(os.listdir(folder))
+        ['epoch-1.nw', 'epoch-2.nw']
     """
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
@@ -173,7 +279,26 @@ class ModelCheckpoint(Callback):
 
 
 class LearningRateScheduler(Callback):
-    """Sets the learning rate at each epoch start to ``schedule(epoch, lr)``."""
+    """Sets the learning rate at each epoch start to ``schedule(epoch, lr)``.
+
+    Args:
+        schedule: a function of the epoch index and the current learning rate
+            returning the new rate (a finite float).
+        verbose: 1 prints each new rate.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> halve = LearningRateScheduler(lambda epoch, lr: lr / 2)
+        >>> history = model.fit(x, y, epochs=2, verbose=0, callbacks=[halve])
+        >>> history.history["learning_rate"]
+        [0.005, 0.0025]
+    """
 
     def __init__(self, schedule, verbose=0):
         super().__init__()
@@ -193,7 +318,34 @@ class LearningRateScheduler(Callback):
 
 
 class ReduceLROnPlateau(Callback):
-    """Multiplies the learning rate by ``factor`` when ``monitor`` stops improving."""
+    """Multiplies the learning rate by ``factor`` when ``monitor`` stops improving.
+
+    Args:
+        monitor: the log to watch.
+        factor: what the learning rate is multiplied by (below 1).
+        patience: epochs without improvement before reducing it.
+        verbose: 1 prints each reduction.
+        mode: ``"min"``, ``"max"`` or ``"auto"``, as for ``EarlyStopping``.
+        min_delta: the smallest change that counts as an improvement.
+        cooldown: epochs to wait after a reduction before counting again.
+        min_lr: the learning rate never goes below it.
+
+    Raises:
+        ValueError: ``factor >= 1``.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> reduce = ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_delta=10.0)
+        >>> history = model.fit(x, y, epochs=3, verbose=0, callbacks=[reduce])
+        >>> history.history["learning_rate"]
+        [0.01, 0.005, 0.0025]
+    """
 
     def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
                  min_delta=1e-4, cooldown=0, min_lr=0.0):
@@ -229,7 +381,29 @@ class ReduceLROnPlateau(Callback):
 
 
 class CSVLogger(Callback):
-    """Streams each epoch's logs to a CSV file."""
+    """Streams each epoch's logs to a CSV file (one row per epoch, after a header).
+
+    Args:
+        filename: the CSV file's path.
+        separator: the column separator.
+        append: add to an existing file (without a second header) instead of
+            overwriting it.
+
+    Example:
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = os.path.join(folder, "log.csv")
+        ...     _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[CSVLogger(path)])
+        ...     open(path).read().splitlines()[0]
+        'epoch,loss'
+    """
 
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
@@ -255,7 +429,21 @@ class CSVLogger(Callback):
 
 
 class TerminateOnNaN(Callback):
-    """Stops training as soon as a batch loss is NaN or infinite."""
+    """Stops training as soon as a batch loss is NaN or infinite.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> history = model.fit(np.full((8, 2), np.inf), y, epochs=3, verbose=0, callbacks=[TerminateOnNaN()])
+        Batch 0: invalid loss nan, terminating training
+        >>> len(history.epoch)
+        1
+    """
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
@@ -265,7 +453,29 @@ class TerminateOnNaN(Callback):
 
 
 class LambdaCallback(Callback):
-    """A callback from functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``."""
+    """A callback from functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``.
+
+    Args:
+        **hooks: hook names (``on_epoch_end``, ``on_train_batch_begin``...) and
+            the functions to call, with the hook's arguments.
+
+    Raises:
+        ValueError: a name that is not a hook.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> inputs = Input(shape=(2,))
+        >>> model = Model(inputs, Dense(1)(inputs))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
+        >>> epochs = []
+        >>> _ = model.fit(x, y, epochs=2, verbose=0,
+        ...               callbacks=[LambdaCallback(on_epoch_end=lambda epoch, logs: epochs.append(epoch))])
+        >>> epochs
+        [0, 1]
+    """
 
     def __init__(self, **hooks):
         super().__init__()

@@ -104,12 +104,16 @@ def test_save_and_serialize():
     assert np.isfinite(history.history["loss"][0])
 
 
-def test_saving_to_a_keras_archive_names_the_nw_format():
-    """The Keras 3 guide saves to "my_model.keras". nodeweave writes its own .nw
-    archives (the test above) and says so (README, "Differences from Keras 3")."""
-    model, _, _ = trained_mnist_mlp()
-    with pytest.raises(ValueError, match=r"save\(\) writes and reads \.nw files; received path 'my_model\.keras'"):
-        model.save("my_model.keras")
+def test_saving_to_a_keras_archive_keras_loads():
+    """The Keras 3 guide saves to "my_model.keras": nodeweave writes a Keras 3
+    archive (uncompiled) that Keras itself loads, with the same predictions."""
+    import keras
+
+    model, _, x_test = trained_mnist_mlp()
+    model.save("my_model.keras")
+    reloaded = keras.saving.load_model("my_model.keras")
+    np.testing.assert_allclose(np.asarray(reloaded.predict(x_test, verbose=0)), model.predict(x_test, verbose=0),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_same_graph_of_layers_defines_multiple_models():

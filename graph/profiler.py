@@ -20,6 +20,11 @@ under one convention:
   so is what only acts in training: dropout, noise, activity regularization;
 - BatchNormalization folds its statistics into 2 per element (scale, shift);
   the other normalizations standardize (5 per element) then scale and shift.
+  Rescaling and the preprocessing Normalization (fixed statistics) count 2
+  per element, a scale and a shift;
+- resizing interpolates rows, then columns: 2 per kernel tap of each output
+  of a pass (a pass takes its busiest output's taps); nearest copies (0), and
+  CenterCrop crops (0) unless the image is smaller than its box and is resized.
 
 A layer without a formula (a user's layer, a Lambda's arbitrary function), or
 a shape with an unknown size besides the batch axis, gives ``None``: shown as

@@ -12,6 +12,7 @@ from layers.merging import (Add, Average, Concatenate, Dot, Maximum, Minimum, Mu
 from layers.pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D, GlobalAveragePooling2D,
                             GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
 from layers.normalization import BatchNormalization, GroupNormalization, LayerNormalization, UnitNormalization
+from layers.preprocessing import CenterCrop, Normalization, Rescaling, Resizing
 from layers.recurrent import GRU, LSTM, Bidirectional, SimpleRNN, TimeDistributed
 from layers.regularization import (ActivityRegularization, GaussianDropout, GaussianNoise, SpatialDropout1D,
                                    SpatialDropout2D)
@@ -23,6 +24,7 @@ __all__ = [
     "Conv3D", "DepthwiseConv2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
     "GlobalMaxPooling2D", "MaxPooling1D", "MaxPooling2D", "MultiHeadAttention", "SeparableConv2D",
     "Bidirectional", "GRU", "LSTM", "SimpleRNN", "TimeDistributed",
+    "CenterCrop", "Normalization", "Rescaling", "Resizing",
     "ActivityRegularization", "Activation", "Add", "Average", "BatchNormalization", "Concatenate", "Cropping1D",
     "Cropping2D", "Dense", "Dot", "Dropout", "ELU", "Embedding", "Flatten", "GaussianDropout", "GaussianNoise",
     "GroupNormalization", "Identity", "Lambda", "LayerNormalization", "LeakyReLU", "Masking", "Maximum", "Minimum",

@@ -38,6 +38,15 @@ def get(identifier):
     """Returns a Loss from a name (``"mse"``), a config dict, a Loss (or Loss class), a
     function ``fn(y_true, y_pred)`` returning per-sample losses (its gradient traced) or None.
 
+    Args:
+        identifier: what to turn into a Loss (see above).
+
+    Returns:
+        The Loss (a class is instantiated, a function wrapped), or None.
+
+    Raises:
+        ValueError: an unknown name, with the closest known one.
+
     Example:
         >>> get("sparse_categorical_crossentropy").name
         'sparse_categorical_crossentropy'
@@ -52,7 +61,18 @@ def get(identifier):
 
 
 def serialize(loss):
-    """``{"class_name": ..., "config": ...}`` for a Loss (None for None)."""
+    """``{"class_name": ..., "config": ...}`` for a Loss (None for None).
+
+    Args:
+        loss: a Loss, or None.
+
+    Returns:
+        The dict, which ``get`` turns back into an equal Loss.
+
+    Example:
+        >>> serialize(get("mse"))["class_name"]
+        'MeanSquaredError'
+    """
     return None if loss is None else _serialize(loss)
 
 

@@ -213,6 +213,7 @@ class LossFunctionWrapper(Loss):
         fn: the function; saved by its registered name, else ``module:qualname``.
         name: the loss name; by default the function's name.
         reduction: as for ``Loss``.
+        dtype: as for ``Loss``.
         **kwargs: more keyword arguments passed to ``fn``.
 
     Example:

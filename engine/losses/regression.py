@@ -10,25 +10,77 @@ from engine.losses.loss import EPSILON, Loss, as_float_pair
 
 
 def mean_squared_error(y_true, y_pred):
-    """``mean(square(y_true - y_pred), axis=-1)``."""
+    """``mean(square(y_true - y_pred), axis=-1)``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(mean_squared_error(np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]])), 4)
+        array([0.5])
+    """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     return np.mean(np.square(y_true - y_pred), axis=-1)
 
 
 def mean_absolute_error(y_true, y_pred):
-    """``mean(abs(y_true - y_pred), axis=-1)``."""
+    """``mean(abs(y_true - y_pred), axis=-1)``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(mean_absolute_error(np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]])), 4)
+        array([0.5])
+    """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     return np.mean(np.abs(y_true - y_pred), axis=-1)
 
 
 def mean_absolute_percentage_error(y_true, y_pred):
-    """``100 * mean(abs((y_true - y_pred) / max(abs(y_true), 1e-7)), axis=-1)``."""
+    """``100 * mean(abs((y_true - y_pred) / max(abs(y_true), 1e-7)), axis=-1)``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(mean_absolute_percentage_error(np.array([[2.0, 4.0]]), np.array([[1.0, 5.0]])), 4)
+        array([37.5])
+    """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     return 100 * np.mean(np.abs((y_true - y_pred) / np.maximum(np.abs(y_true), y_pred.dtype.type(EPSILON))), axis=-1)
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
-    """``mean(square(log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1)), axis=-1)``."""
+    """``mean(square(log(max(y_pred, 1e-7) + 1) - log(max(y_true, 1e-7) + 1)), axis=-1)``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(mean_squared_logarithmic_error(np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]])), 4)
+        array([0.2402])
+    """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     epsilon = y_pred.dtype.type(EPSILON)
     return np.mean(np.square(np.log1p(np.maximum(y_pred, epsilon)) - np.log1p(np.maximum(y_true, epsilon))), axis=-1)
@@ -36,7 +88,21 @@ def mean_squared_logarithmic_error(y_true, y_pred):
 
 def huber(y_true, y_pred, delta=1.0):
     """Mean over the last axis of ``0.5 * e**2`` where ``|e| <= delta``, else
-    ``delta * |e| - 0.5 * delta**2``, with ``e = y_pred - y_true``."""
+    ``delta * |e| - 0.5 * delta**2``, with ``e = y_pred - y_true``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+        delta: where the loss turns from quadratic to linear.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(huber(np.array([[0.0, 0.0]]), np.array([[0.5, 3.0]])), 4)
+        array([1.3125])
+    """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     error = y_pred - y_true
     abs_error = np.abs(error)
@@ -45,7 +111,21 @@ def huber(y_true, y_pred, delta=1.0):
 
 def cosine_similarity(y_true, y_pred, axis=-1):
     """``-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis)``: -1 for
-    aligned vectors, 0 when either is zero."""
+    aligned vectors, 0 when either is zero.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+        axis: the axis reduced.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(cosine_similarity(np.array([[1.0, 0.0]]), np.array([[2.0, 0.0]])), 4)
+        array([-1.])
+    """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     return -np.sum(_l2_normalize(y_true, axis)[0] * _l2_normalize(y_pred, axis)[0], axis=axis)
 
@@ -60,6 +140,11 @@ def _l2_normalize(x, axis):
 
 class MeanSquaredError(Loss):
     """Mean of squared errors over the last axis.
+
+    Args:
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'mean_squared_error'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
 
     Example:
         >>> import numpy as np
@@ -83,6 +168,11 @@ class MeanSquaredError(Loss):
 class MeanAbsoluteError(Loss):
     """Mean of absolute errors over the last axis.
 
+    Args:
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'mean_absolute_error'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
+
     Example:
         >>> import numpy as np
         >>> round(float(MeanAbsoluteError()(np.array([1.0, 0.3, 1.0]), np.array([1.9, 0.3, 1.8]))), 4)
@@ -101,6 +191,11 @@ class MeanAbsoluteError(Loss):
 
 class MeanAbsolutePercentageError(Loss):
     """Mean of absolute errors relative to the targets, in percent, over the last axis.
+
+    Args:
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'mean_absolute_percentage_error'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
 
     Example:
         >>> import numpy as np
@@ -122,6 +217,11 @@ class MeanAbsolutePercentageError(Loss):
 
 class MeanSquaredLogarithmicError(Loss):
     """Mean of squared differences of ``log(1 + x)`` over the last axis (inputs floored at 1e-7).
+
+    Args:
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'mean_squared_logarithmic_error'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
 
     Example:
         >>> import numpy as np
@@ -145,6 +245,12 @@ class MeanSquaredLogarithmicError(Loss):
 
 class Huber(Loss):
     """Huber loss: quadratic for errors up to ``delta``, linear beyond.
+
+    Args:
+        delta: where the loss turns from quadratic to linear.
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'huber_loss'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
 
     Example:
         >>> import numpy as np
@@ -170,6 +276,12 @@ class Huber(Loss):
 
 class CosineSimilarity(Loss):
     """Negative cosine similarity along ``axis``: minimizing it aligns the vectors.
+
+    Args:
+        axis: the axis reduced.
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'cosine_similarity'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
 
     Example:
         >>> import numpy as np

@@ -39,6 +39,15 @@ def get(identifier):
     Metric class), a per-sample function ``fn(y_true, y_pred)`` (wrapped in a
     MeanMetricWrapper named after it) or None.
 
+    Args:
+        identifier: what to turn into a Metric (see above).
+
+    Returns:
+        The Metric (a class is instantiated, a function wrapped), or None.
+
+    Raises:
+        ValueError: an unknown name, with the closest known one.
+
     Example:
         >>> get("sparse_categorical_accuracy").name
         'sparse_categorical_accuracy'
@@ -53,7 +62,18 @@ def get(identifier):
 
 
 def serialize(metric):
-    """``{"class_name": ..., "config": ...}`` for a Metric (None for None)."""
+    """``{"class_name": ..., "config": ...}`` for a Metric (None for None).
+
+    Args:
+        metric: a Metric, or None.
+
+    Returns:
+        The dict, which ``get`` turns back into an equal Metric.
+
+    Example:
+        >>> serialize(get("auc"))["class_name"]
+        'AUC'
+    """
     return None if metric is None else _serialize(metric)
 
 

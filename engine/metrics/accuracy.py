@@ -15,18 +15,58 @@ def accuracy(y_true, y_pred):
 
 
 def binary_accuracy(y_true, y_pred, threshold=0.5):
-    """Whether ``y_true`` equals ``y_pred > threshold``, element by element."""
+    """Whether ``y_true`` equals ``y_pred > threshold``, element by element.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+        threshold: predictions above it count as 1.
+
+    Returns:
+        1.0 where the thresholded prediction equals the target, else 0.0, elementwise.
+
+    Example:
+        >>> import numpy as np
+        >>> binary_accuracy(np.array([[1.0, 0.0]]), np.array([[0.9, 0.7]]))
+        array([[1., 0.]], dtype=float32)
+    """
     y_true, y_pred = squeeze_or_expand_to_same_rank(np.asarray(y_true), np.asarray(y_pred))
     return (y_true == (y_pred > threshold).astype(y_true.dtype)).astype("float32")
 
 
 def categorical_accuracy(y_true, y_pred):
-    """Whether the arg-max of one-hot ``y_true`` is the arg-max of ``y_pred``."""
+    """Whether the arg-max of one-hot ``y_true`` is the arg-max of ``y_pred``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> categorical_accuracy(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([[0.2, 0.8], [0.3, 0.7]]))
+        array([1., 0.], dtype=float32)
+    """
     return (np.argmax(y_true, axis=-1) == np.argmax(y_pred, axis=-1)).astype("float32")
 
 
 def sparse_categorical_accuracy(y_true, y_pred):
-    """Whether the integer label ``y_true`` is the arg-max of ``y_pred``."""
+    """Whether the integer label ``y_true`` is the arg-max of ``y_pred``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the class scores, with one axis more than the integer labels.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> sparse_categorical_accuracy(np.array([1, 0]), np.array([[0.2, 0.8], [0.3, 0.7]]))
+        array([1., 0.], dtype=float32)
+    """
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     if y_true.ndim == y_pred.ndim and y_true.shape[-1:] == (1,):
         y_true = y_true[..., 0]
@@ -34,12 +74,40 @@ def sparse_categorical_accuracy(y_true, y_pred):
 
 
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
-    """Whether the arg-max of one-hot ``y_true`` is among the ``k`` largest of ``y_pred``."""
+    """Whether the arg-max of one-hot ``y_true`` is among the ``k`` largest of ``y_pred``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+        k: how many of the highest scores count as a hit.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> top_k_categorical_accuracy(np.array([[0.0, 0.0, 1.0]]), np.array([[0.5, 0.3, 0.2]]), k=2)
+        array([0.], dtype=float32)
+    """
     return _in_top_k(np.argmax(y_true, axis=-1), y_pred, k)
 
 
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
-    """Whether the integer label ``y_true`` is among the ``k`` largest of ``y_pred``."""
+    """Whether the integer label ``y_true`` is among the ``k`` largest of ``y_pred``.
+
+    Args:
+        y_true: the targets.
+        y_pred: the class scores, with one axis more than the integer labels.
+        k: how many of the highest scores count as a hit.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> sparse_top_k_categorical_accuracy(np.array([2]), np.array([[0.5, 0.3, 0.2]]), k=2)
+        array([0.], dtype=float32)
+    """
     return _in_top_k(np.asarray(y_true).astype(np.int64), y_pred, k)
 
 
@@ -56,6 +124,10 @@ def _in_top_k(labels, y_pred, k):
 class Accuracy(MeanMetricWrapper):
     """How often predictions equal labels.
 
+    Args:
+        name: the metric's name (default ``'accuracy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> Accuracy()([[1], [2], [3], [4]], [[0], [2], [3], [4]])
         0.75
@@ -67,6 +139,11 @@ class Accuracy(MeanMetricWrapper):
 
 class BinaryAccuracy(MeanMetricWrapper):
     """How often ``y_pred > threshold`` equals the binary label.
+
+    Args:
+        name: the metric's name (default ``'binary_accuracy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        threshold: predictions above it count as 1.
 
     Example:
         >>> BinaryAccuracy()([[1], [1], [0], [0]], [[0.98], [1], [0], [0.6]])
@@ -81,6 +158,10 @@ class BinaryAccuracy(MeanMetricWrapper):
 class CategoricalAccuracy(MeanMetricWrapper):
     """How often the predicted class (arg-max) is the one-hot label's.
 
+    Args:
+        name: the metric's name (default ``'categorical_accuracy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> CategoricalAccuracy()([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])
         0.5
@@ -92,6 +173,10 @@ class CategoricalAccuracy(MeanMetricWrapper):
 
 class SparseCategoricalAccuracy(MeanMetricWrapper):
     """How often the predicted class (arg-max) is the integer label.
+
+    Args:
+        name: the metric's name (default ``'sparse_categorical_accuracy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
 
     Example:
         >>> SparseCategoricalAccuracy()([[2], [1]], [[0.1, 0.6, 0.3], [0.05, 0.95, 0]])
@@ -105,6 +190,11 @@ class SparseCategoricalAccuracy(MeanMetricWrapper):
 class TopKCategoricalAccuracy(MeanMetricWrapper):
     """How often the one-hot label's class is among the ``k`` highest predictions.
 
+    Args:
+        k: how many of the highest scores count as a hit.
+        name: the metric's name (default ``'top_k_categorical_accuracy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> TopKCategoricalAccuracy(k=1)([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])
         0.5
@@ -117,6 +207,11 @@ class TopKCategoricalAccuracy(MeanMetricWrapper):
 
 class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
     """How often the integer label is among the ``k`` highest predictions.
+
+    Args:
+        k: how many of the highest scores count as a hit.
+        name: the metric's name (default ``'sparse_top_k_categorical_accuracy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
 
     Example:
         >>> SparseTopKCategoricalAccuracy(k=1)([2, 1], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])

@@ -23,6 +23,14 @@ class AUC(Metric):
     (``"majoring"``) of the curve at both ends; for PR with interpolation,
     precision is interpolated as Davis & Goadrich (2006) do.
 
+    Args:
+        num_thresholds: how many thresholds the curve is sampled at.
+        curve: ``"ROC"`` or ``"PR"`` (precision-recall).
+        summation_method: ``"interpolation"``, ``"minoring"`` or ``"majoring"``: how the area is summed.
+        name: the metric's name.
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        from_logits: whether ``y_pred`` holds logits rather than probabilities.
+
     Example:
         >>> AUC(num_thresholds=3)([0, 0, 1, 1], [0, 0.5, 0.3, 0.9])
         0.75

@@ -125,6 +125,8 @@ class Precision(_ThresholdMetric):
             one is positive. Defaults to 0.5 (to "in the top_k" with ``top_k``).
         top_k: count only the ``top_k`` largest predictions of each sample.
         class_id: count only this class.
+        name: the metric's name (default ``'precision'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
 
     ``result()`` is a float, or an array with one value per threshold.
 
@@ -140,7 +142,15 @@ class Precision(_ThresholdMetric):
 class Recall(_ThresholdMetric):
     """``true_positives / (true_positives + false_negatives)``, at each threshold.
 
-    Arguments and result as for Precision.
+    Args:
+        thresholds: a float or list of floats in ``[0, 1]``; a prediction above
+            one is positive. Defaults to 0.5 (to "in the top_k" with ``top_k``).
+        top_k: count only the ``top_k`` largest predictions of each sample.
+        class_id: count only this class.
+        name: the metric's name (default ``'recall'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    ``result()`` is a float, or an array with one value per threshold.
 
     Example:
         >>> Recall()([0, 1, 1, 1], [1, 0, 1, 1])

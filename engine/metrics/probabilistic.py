@@ -9,6 +9,12 @@ from engine.metrics.reduction import MeanMetricWrapper
 class BinaryCrossentropy(MeanMetricWrapper):
     """The binary crossentropy over everything seen.
 
+    Args:
+        name: the metric's name (default ``'binary_crossentropy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        from_logits: whether ``y_pred`` holds logits rather than probabilities.
+        label_smoothing: in [0, 1]: how far the labels are pulled towards the uniform distribution (0.5 for binary).
+
     Example:
         >>> round(BinaryCrossentropy()([[0, 1], [0, 0]], [[0.6, 0.4], [0.4, 0.6]]), 4)
         0.8149
@@ -21,6 +27,13 @@ class BinaryCrossentropy(MeanMetricWrapper):
 
 class CategoricalCrossentropy(MeanMetricWrapper):
     """The categorical crossentropy of one-hot labels over everything seen.
+
+    Args:
+        name: the metric's name (default ``'categorical_crossentropy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        from_logits: whether ``y_pred`` holds logits rather than probabilities.
+        label_smoothing: in [0, 1]: how far the labels are pulled towards the uniform distribution (0.5 for binary).
+        axis: the axis reduced.
 
     Example:
         >>> round(CategoricalCrossentropy()([[0, 1, 0], [0, 0, 1]], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]]), 4)
@@ -35,6 +48,12 @@ class CategoricalCrossentropy(MeanMetricWrapper):
 class SparseCategoricalCrossentropy(MeanMetricWrapper):
     """The categorical crossentropy of integer labels over everything seen.
 
+    Args:
+        name: the metric's name (default ``'sparse_categorical_crossentropy'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        from_logits: whether ``y_pred`` holds logits rather than probabilities.
+        ignore_class: a label whose losses are masked out (weigh 0), or None.
+
     Example:
         >>> round(SparseCategoricalCrossentropy()([1, 2], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]]), 4)
         1.1769
@@ -47,6 +66,10 @@ class SparseCategoricalCrossentropy(MeanMetricWrapper):
 
 class KLDivergence(MeanMetricWrapper):
     """The Kullback-Leibler divergence over everything seen.
+
+    Args:
+        name: the metric's name (default ``'kl_divergence'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
 
     Example:
         >>> round(KLDivergence()([[0.2, 0.8]], [[0.5, 0.5]]), 4)

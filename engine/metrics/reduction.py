@@ -16,6 +16,10 @@ class Mean(Metric):
     first, or after the sample weight's axes); a sample then weighs its sample
     weight, as in Keras 3.
 
+    Args:
+        name: the metric's name (default ``'mean'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> m = Mean()
         >>> m.update_state([1.0, 3.0, 5.0, 7.0])
@@ -61,6 +65,12 @@ class Mean(Metric):
 
 class MeanMetricWrapper(Mean):
     """The weighted mean of ``fn(y_true, y_pred, **kwargs)``, a per-sample function.
+
+    Args:
+        fn: a function ``fn(y_true, y_pred, **kwargs)`` returning one value per sample.
+        name: the metric's name.
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        **kwargs: more keyword arguments passed to ``fn``.
 
     Example:
         >>> import numpy as np

@@ -11,6 +11,10 @@ from engine.metrics.reduction import Mean, MeanMetricWrapper
 class MeanSquaredError(MeanMetricWrapper):
     """The mean squared error over everything seen.
 
+    Args:
+        name: the metric's name (default ``'mean_squared_error'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> MeanSquaredError()([[0, 1], [0, 0]], [[1, 1], [0, 0]])
         0.25
@@ -22,6 +26,10 @@ class MeanSquaredError(MeanMetricWrapper):
 
 class MeanAbsoluteError(MeanMetricWrapper):
     """The mean absolute error over everything seen.
+
+    Args:
+        name: the metric's name (default ``'mean_absolute_error'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
 
     Example:
         >>> MeanAbsoluteError()([[0, 1], [0, 0]], [[1, 1], [0, 0]])
@@ -35,6 +43,10 @@ class MeanAbsoluteError(MeanMetricWrapper):
 class MeanAbsolutePercentageError(MeanMetricWrapper):
     """The mean absolute percentage error over everything seen.
 
+    Args:
+        name: the metric's name (default ``'mean_absolute_percentage_error'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> MeanAbsolutePercentageError()([[2.0, 4.0]], [[1.0, 5.0]])
         37.5
@@ -47,6 +59,10 @@ class MeanAbsolutePercentageError(MeanMetricWrapper):
 class MeanSquaredLogarithmicError(MeanMetricWrapper):
     """The mean squared logarithmic error over everything seen.
 
+    Args:
+        name: the metric's name (default ``'mean_squared_logarithmic_error'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
     Example:
         >>> round(MeanSquaredLogarithmicError()([[0.0, 1.0]], [[1.0, 1.0]]), 4)
         0.2402
@@ -58,6 +74,10 @@ class MeanSquaredLogarithmicError(MeanMetricWrapper):
 
 class RootMeanSquaredError(Mean):
     """The square root of the mean squared error over everything seen.
+
+    Args:
+        name: the metric's name (default ``'root_mean_squared_error'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
 
     Example:
         >>> RootMeanSquaredError()([[0.0, 1.0], [0.0, 0.0]], [[1.0, 1.0], [0.0, 0.0]])
@@ -77,6 +97,11 @@ class RootMeanSquaredError(Mean):
 
 class CosineSimilarity(MeanMetricWrapper):
     """The cosine similarity of labels and predictions along ``axis``, over everything seen.
+
+    Args:
+        name: the metric's name (default ``'cosine_similarity'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+        axis: the axis reduced.
 
     Example:
         >>> round(CosineSimilarity()([[0.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [1.0, 1.0]]), 4)

@@ -15,8 +15,11 @@ back) form a *run* when
 
 A ResNet stage of 12 residual blocks is such a run (``p`` = the calls of one
 block, ``k`` = 12), and so is a stack of identical Dense layers (``p`` = 1).
-Scanning from the first call, the run starting at each call that covers the
-most calls is taken (the shorter block on a tie), and the scan resumes after it.
+Scanning from the first call, the run starting there that covers the most
+calls is taken (the shorter block on a tie), unless one as long starts within
+its first block: that one is taken, so that blocks end with their own last
+layer (after a unique block, its last call is alike the last call of every
+block, and would otherwise start the run). The scan resumes after the run.
 """
 
 from graph._walk import plan_of, walk
@@ -75,22 +78,33 @@ class _Scan:
             self.kinds.append(signatures.setdefault(kind, len(signatures)))
 
     def runs(self):
-        found, start, count = [], 0, len(self.calls)
-        while start < count:
-            best_period, best_blocks = 0, 1
-            for period in range(1, (count - start) // 2 + 1):
-                if self.kinds[start] != self.kinds[start + period]:
-                    continue
-                blocks = self._blocks_from(start, period)
-                if blocks >= 2 and blocks * period > best_blocks * best_period:
-                    best_period, best_blocks = period, blocks
-            if best_period:
-                found.append(Run([self.calls[start + b * best_period:start + (b + 1) * best_period]
-                                  for b in range(best_blocks)]))
-                start += best_period * best_blocks
-            else:
+        found, start = [], 0
+        while start < len(self.calls):
+            period, blocks = self._longest_from(start)
+            if not period:
                 start += 1
+                continue
+            # A run as long that starts within the first block is taken instead: its blocks end
+            # with the blocks' last calls, not with their successor's first (the same layers).
+            for later in range(start + 1, start + period):
+                later_period, later_blocks = self._longest_from(later)
+                if later_period * later_blocks >= period * blocks:
+                    start, period, blocks = later, later_period, later_blocks
+            found.append(Run([self.calls[start + b * period:start + (b + 1) * period] for b in range(blocks)]))
+            start += period * blocks
         return found
+
+    def _longest_from(self, start):
+        """``(period, blocks)`` of the run from ``start`` covering the most calls (the
+        shorter period on a tie), or ``(0, 0)`` when no run starts there."""
+        best_period, best_blocks = 0, 0
+        for period in range(1, (len(self.calls) - start) // 2 + 1):
+            if self.kinds[start] != self.kinds[start + period]:
+                continue
+            blocks = self._blocks_from(start, period)
+            if blocks >= 2 and blocks * period > best_blocks * best_period:
+                best_period, best_blocks = period, blocks
+        return best_period, best_blocks
 
     def _blocks_from(self, start, period):
         """How many blocks of ``period`` calls from ``start`` form a run (1 when none does)."""

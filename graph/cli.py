@@ -20,13 +20,25 @@ def _summary(args):
 
 
 def _plot(args):
+    import warnings
+
     from graph import plot_model
 
-    plot_model(_load(args.file), to_file=args.output, show_shapes=args.show_shapes, show_dtype=args.show_dtype,
-               expand_nested=args.expand_nested, show_layer_activations=args.show_activations,
-               show_trainable=args.show_trainable, show_params=args.show_params, per_call=args.per_call,
-               rankdir=args.rankdir, dpi=args.dpi)
-    print(f"wrote {args.output}")
+    model = _load(args.file)
+    with warnings.catch_warnings(record=True) as caught:  # a bitmap too large is written as SVG, with a warning
+        warnings.simplefilter("always")
+        try:
+            plot_model(model, to_file=args.output, show_shapes=args.show_shapes, show_dtype=args.show_dtype,
+                       expand_nested=args.expand_nested, show_layer_activations=args.show_activations,
+                       show_trainable=args.show_trainable, show_params=args.show_params, per_call=args.per_call,
+                       rankdir=args.rankdir, dpi=args.dpi, layer_range=args.layer_range, max_depth=args.max_depth,
+                       collapse_repeats=args.collapse_repeats)
+        except ValueError as error:
+            sys.exit(f"nodeweave: {error}")
+    for warning in caught:
+        print(f"nodeweave: {warning.message}", file=sys.stderr)
+    if not caught:
+        print(f"wrote {args.output}")
 
 
 def _inspect(args):
@@ -68,11 +80,15 @@ def main(argv=None):
     for flag, text in (("--show-shapes", "label boxes and edges with shapes"), ("--show-dtype", "show dtypes"),
                        ("--expand-nested", "draw nested models as clusters"),
                        ("--show-activations", "show activations"), ("--show-trainable", "show trainability"),
-                       ("--show-params", "show parameter counts"), ("--per-call", "one box per layer call")):
+                       ("--show-params", "show parameter counts"), ("--per-call", "one box per layer call"),
+                       ("--collapse-repeats", "draw each run of identical blocks once, with its count")):
         plot.add_argument(flag, action="store_true", help=text)
     plot.add_argument("--rankdir", default="TB", choices=["TB", "LR", "BT", "RL"], help="layout direction")
     plot.add_argument("--dpi", type=int, default=96, help="resolution of bitmap outputs (PNG, JPEG...); SVG and PDF "
                       "are drawn at 72")
+    plot.add_argument("--layer-range", nargs=2, metavar=("FIRST", "LAST"), help="draw only the layers from FIRST "
+                      "to LAST (names or regular expressions)")
+    plot.add_argument("--max-depth", type=int, help="with --expand-nested, how many levels of nested models to expand")
     plot.set_defaults(run=_plot)
 
     inspect = commands.add_parser("inspect", help="show the inbound and outbound links of a saved model's layers")

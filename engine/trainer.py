@@ -56,6 +56,10 @@ class Trainer:
             weighted_metrics: as ``metrics``, but weighted by the sample
                 weights (``sample_weight`` or ``class_weight``).
 
+        Raises:
+            ValueError: an unknown optimizer, loss or metric name (with the
+                closest known one), or losses that do not match the outputs.
+
         Example:
             >>> from engine import Input, Model
             >>> from layers import Dense
@@ -361,6 +365,16 @@ class Trainer:
                 with Keras' warning, when a generator runs out.
             validation_steps: batches per validation (None: all), carrying on
                 from the previous validation as ``steps_per_epoch`` does.
+
+        Returns:
+            A ``History``: ``history.history`` maps each log name (``loss``,
+            the metrics, ``val_`` ones with validation) to its value per epoch.
+
+        Raises:
+            RuntimeError: the model was not compiled.
+            ValueError: inputs or targets that do not fit the model (the
+                message names the input and the shapes), an invalid
+                ``batch_size`` or step count, or nothing to train on.
 
         Example:
             >>> from engine import Input, Model

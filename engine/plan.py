@@ -4,7 +4,8 @@ Mapping walks back from the outputs with an explicit stack (no recursion, so a
 chain of 100,000 layers maps like a chain of ten), in O(nodes + edges). Every
 tensor gets a slot in a flat value list; every step knows which slots it reads,
 which it writes, and which it is the last reader of, so eager execution frees
-each intermediate array as soon as its last consumer has run. Inference keeps
+each intermediate array as soon as its last consumer has run, on one BLAS
+thread (engine/blas_threads.py says why). Inference keeps
 its values in a local list, never on the layers, so one model can serve many
 threads. Training forward keeps each step's cache on a tape; backward walks the
 plan in reverse and sums gradients where a tensor fans out and across the calls
@@ -21,6 +22,7 @@ from engine.call_errors import raise_in_call_context
 from engine.layer import _accepts_training, call_parameters
 from engine.argument_gradients import by_argument, route_input_gradients
 from engine.layer_tracing import TracedCall
+from engine.blas_threads import one_blas_thread
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
 
@@ -258,13 +260,15 @@ class ExecutionPlan:
     def run(self, arrays, training=False, masks=None):
         """Inference: flat input arrays in, flat output arrays out. ``masks``
         are the inputs' masks (a flat list, None where an input has none)."""
-        return self._walk(arrays, training, None, masks)[0]
+        with one_blas_thread:
+            return self._walk(arrays, training, None, masks)[0]
 
     def forward(self, arrays, training=True, masks=None):
         """Training forward: returns (flat outputs, Tape), the tape holding what
         ``backward`` needs and the activity-regularization loss of the pass."""
         tape = Tape(len(self.steps), len(self.tensors))
-        return self._walk(arrays, training, tape, masks)[0], tape
+        with one_blas_thread:
+            return self._walk(arrays, training, tape, masks)[0], tape
 
     def output_masks(self, arrays, masks=None):
         """The masks of the flat outputs (None where an output has none) for
@@ -317,6 +321,10 @@ class ExecutionPlan:
     def backward(self, tape, grad_outputs):
         """Returns (gradients of the flat inputs, {Variable: gradient}) given the
         gradients of the flat outputs (``None`` for an output without one)."""
+        with one_blas_thread:
+            return self._backward(tape, grad_outputs)
+
+    def _backward(self, tape, grad_outputs):
         grads = [None] * len(self.tensors)
         for slot, grad in zip(self.output_slots, grad_outputs):
             _accumulate(grads, slot, grad)

@@ -15,7 +15,27 @@ _FLOPS_PER_ELEMENT = {"linear": 0, "softmax": 3, "log_softmax": 3}
 
 
 class ActivationFunction:
-    """A named elementwise (or softmax-like) function with its backward."""
+    """A named elementwise (or softmax-like) function with its backward.
+
+    Calling it computes the activation; ``gradient(x, y, grad_y)`` returns the
+    gradient with respect to ``x`` given the input, the output and the
+    gradient of the output. Keyword arguments (``axis=`` for the softmaxes,
+    ``alpha=`` for elu...) go to both.
+
+    Args:
+        name: the activation's name (``__name__``), as configs save it.
+        forward: ``fn(x, **kwargs)``, the activation.
+        gradient: ``fn(x, y, grad_y, **kwargs)``, its backward.
+
+    Example:
+        >>> import numpy as np
+        >>> x = np.array([-1.0, 2.0], "float32")
+        >>> relu(x), relu.gradient(x, relu(x), np.ones_like(x))
+        (array([0., 2.], dtype=float32), array([0., 1.], dtype=float32))
+        >>> cube = ActivationFunction("cube", lambda x: x ** 3, lambda x, y, g: 3 * x ** 2 * g)
+        >>> cube(x)
+        array([-1.,  8.], dtype=float32)
+    """
 
     def __init__(self, name, forward, gradient):
         self.__name__ = name
@@ -226,7 +246,22 @@ linear = _REGISTRY["linear"]
 
 
 def get(identifier):
-    """Returns the activation for a name, an ActivationFunction, or None (linear)."""
+    """Returns the activation for a name, an ActivationFunction, or None (linear).
+
+    Args:
+        identifier: a name (``"relu"``), an ActivationFunction, or None.
+
+    Returns:
+        The ActivationFunction.
+
+    Raises:
+        ValueError: an unknown name (with "Did you mean" the closest one).
+        TypeError: a plain callable, which has no backward.
+
+    Example:
+        >>> get("relu") is relu, get(None).__name__
+        (True, 'linear')
+    """
     if identifier is None:
         return linear
     if isinstance(identifier, ActivationFunction):
@@ -246,4 +281,16 @@ def get(identifier):
 
 
 def serialize(activation):
+    """The name configs save an activation by.
+
+    Args:
+        activation: an ActivationFunction.
+
+    Returns:
+        Its name, which ``get`` turns back into it.
+
+    Example:
+        >>> serialize(get("gelu"))
+        'gelu'
+    """
     return activation.__name__

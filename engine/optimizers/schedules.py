@@ -10,7 +10,17 @@ class LearningRateSchedule:
     """``schedule(step)`` returns the learning rate (a float) at optimizer step ``step``.
 
     Pass a schedule as an optimizer's ``learning_rate``: the optimizer calls it
-    with its ``iterations`` count before each update.
+    with its ``iterations`` count before each update. Subclasses define
+    ``__call__(step)`` and ``get_config()``.
+
+    Example:
+        >>> class Halving(LearningRateSchedule):
+        ...     def __call__(self, step):
+        ...         return 1.0 / 2 ** step
+        ...     def get_config(self):
+        ...         return {}
+        >>> Halving()(3)
+        0.125
     """
 
     def __call__(self, step):
@@ -38,6 +48,16 @@ def _check_positive_steps(schedule, decay_steps):
 class ExponentialDecay(LearningRateSchedule):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``; with
     ``staircase=True`` the exponent is floored, so the rate drops in steps.
+
+    Args:
+        initial_learning_rate: the rate at step 0.
+        decay_steps: steps over which the rate is multiplied by ``decay_rate`` (> 0).
+        decay_rate: the factor per ``decay_steps``.
+        staircase: floor ``step / decay_steps``.
+        name: the schedule's name.
+
+    Raises:
+        ValueError: ``decay_steps <= 0``.
 
     Example:
         >>> ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)(20)
@@ -72,6 +92,14 @@ class PiecewiseConstantDecay(LearningRateSchedule):
     """``values[0]`` while ``step <= boundaries[0]``, ``values[1]`` while
     ``step <= boundaries[1]``, ..., and ``values[-1]`` after the last boundary.
 
+    Args:
+        boundaries: increasing step numbers.
+        values: the rates, one more than ``boundaries``.
+        name: the schedule's name.
+
+    Raises:
+        ValueError: lengths that do not fit, or boundaries out of order.
+
     Example:
         >>> schedule = PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
         >>> schedule(10), schedule(11), schedule(25)
@@ -103,6 +131,17 @@ class CosineDecay(LearningRateSchedule):
     ``decay_steps``, then flat. With ``warmup_target``, the rate first rises
     linearly from ``initial_learning_rate`` to ``warmup_target`` over
     ``warmup_steps`` and the cosine starts from ``warmup_target``.
+
+    Args:
+        initial_learning_rate: the rate at step 0.
+        decay_steps: steps the cosine takes (> 0).
+        alpha: the final rate, as a fraction of the start rate.
+        name: the schedule's name.
+        warmup_target: the rate the warmup rises to, or None for no warmup.
+        warmup_steps: steps of the warmup.
+
+    Raises:
+        ValueError: ``decay_steps <= 0``.
 
     Example:
         >>> CosineDecay(0.1, decay_steps=100)(50)
@@ -147,7 +186,19 @@ _CLASSES = {cls.__name__: cls for cls in (ExponentialDecay, PiecewiseConstantDec
 
 
 def get(identifier):
-    """Returns a schedule from a ``{"class_name", "config"}`` dict or the schedule itself."""
+    """Returns a schedule from a ``{"class_name", "config"}`` dict or the schedule itself.
+
+    Args:
+        identifier: the dict (as ``engine.optimizers.serialize`` writes it), or a schedule.
+
+    Returns:
+        The schedule.
+
+    Example:
+        >>> get({"class_name": "ExponentialDecay",
+        ...      "config": {"initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 0.5}})(10)
+        0.05
+    """
     if isinstance(identifier, LearningRateSchedule):
         return identifier
     return deserialize("learning rate schedule", identifier, _CLASSES)

@@ -146,11 +146,16 @@ def _missing(obj):
     return missing
 
 
+def _reference_pages():
+    """The modules the reference shows: those `make docs` lists and the submodules they export
+    (layers.activations, engine.optimizers.schedules)."""
+    modules = [importlib.import_module(name) for name in REFERENCE_MODULES]
+    return modules + [getattr(module, name) for module in modules for name in getattr(module, "__all__", ())
+                      if inspect.ismodule(getattr(module, name))]
+
+
 def _documented_names():
-    public = [item for module in (engine, layers, graph) for item in _public(module)]
-    for module_name in REFERENCE_MODULES:
-        if module_name not in PACKAGES:
-            public += _public(importlib.import_module(module_name))
+    public = [item for module in _reference_pages() for item in _public(module)]
     names = dict(public)
     # Methods count on the classes of engine and graph and on Trainer (Model's fit, evaluate...); the
     # callbacks, losses, metrics and optimizers are documented by their class docstrings.

@@ -20,6 +20,8 @@ import numpy as np
 from engine.atomic_file import atomic_write
 from engine.errors import ModelFormatError, as_model_format_error
 from engine.functional_config import deserialize_layer, serialize_layer
+from engine.keras_format.archive import is_keras_archive, load_keras_archive
+from engine.keras_format.config_reader import as_nodeweave_entry
 from engine.keras_tensor import KerasTensor
 from engine.load_limits import (
     LoadLimits,
@@ -288,6 +290,8 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=N
     except (zipfile.BadZipFile, EOFError, ValueError) as error:
         raise ModelFormatError(f"{source!r} is not a nodeweave model file (not a zip archive: {error}).") from error
     with as_model_format_error(f"Cannot load model file {source!r}"), archive:
+        if is_keras_archive(archive):
+            return load_keras_archive(archive, source, custom_objects, safe_mode, limits)
         return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
 
 
@@ -494,7 +498,7 @@ def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
     with as_model_format_error("Cannot rebuild the model from JSON"), loading_scope(custom_objects, safe_mode), \
             weight_budget(limits.max_weight_bytes, "max_weight_bytes of the LoadLimits",
                           "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...)."):
-        return deserialize_layer(config)
+        return deserialize_layer(as_nodeweave_entry(config))
 
 
 # ------------------------------------------------------------------ helpers

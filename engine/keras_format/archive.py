@@ -1,0 +1,81 @@
+"""Reading a Keras 3 ``.keras`` archive: ``config.json`` (the model, as Keras
+serializes it), ``metadata.json`` (Keras version, date) and
+``model.weights.h5`` (the weights, in Keras' layout), each read within the
+limits of ``engine.load_limits``."""
+
+import json
+
+from engine.errors import ModelFormatError
+from engine.functional_config import deserialize_layer
+from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_entry
+from engine.keras_format.weights_h5 import keras_variable_paths, read_weights, size_bound
+from engine.load_limits import check_members, read_member, weight_budget
+from engine.registry import loading_scope
+
+MEMBERS = ("config.json", "metadata.json", "model.weights.h5")
+_MAX_LAYER_NESTING = 64
+
+
+def is_keras_archive(archive):
+    """Whether the open ``zipfile.ZipFile`` is a Keras 3 model archive (it holds ``model.weights.h5``)."""
+    return "model.weights.h5" in archive.namelist()
+
+
+def load_keras_archive(archive, source, custom_objects, safe_mode, limits):
+    """Rebuilds the model of a Keras 3 archive with our layers, with its weights.
+
+    The compile arguments Keras saved are not applied: compile the model
+    again to train it.
+
+    Args:
+        archive: the open ``zipfile.ZipFile``.
+        source: names the file in errors.
+        custom_objects: ``{"Name": class_or_function}`` for the file's own layers.
+        safe_mode: whether code named by the file may be imported (never bytecode).
+        limits: the ``LoadLimits`` of this load.
+
+    Raises:
+        ModelFormatError: a damaged or hostile archive, a class nodeweave does
+            not know (naming it and how to pass it), or weights that do not fit.
+    """
+    check_members(archive, set(MEMBERS), ("config.json", "model.weights.h5"), source)
+    if "metadata.json" in archive.namelist():
+        metadata = _read_json(archive, "metadata.json", limits.max_metadata_bytes, limits, source)
+        if not isinstance(metadata, dict):
+            raise ModelFormatError(f"metadata.json of {source!r} must hold a JSON object.")
+    config = _read_json(archive, "config.json", limits.max_config_bytes, limits, source)
+    if not is_keras_entry(config):
+        raise ModelFormatError(
+            f"config.json of {source!r} is not a Keras 3 model config ({{'module', 'class_name', 'config', ...}}).")
+    weights = archive.getinfo("model.weights.h5")
+    with loading_scope(custom_objects, safe_mode), \
+            weight_budget(weights.file_size, f"the size of model.weights.h5 in {source!r}",
+                          "The config declares more weights than the file holds: a damaged or hostile file."):
+        model = deserialize_layer(to_nodeweave_entry(config))
+    if not hasattr(type(model), "plan"):
+        raise ModelFormatError(f"{source!r} holds a {type(model).__name__}, not a functional or Sequential model.")
+    paths = keras_variable_paths(model, config)
+    content = read_member(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source)), limits,
+                          source, f"the size of the model's {len(paths)} weights")
+    read_weights(content, paths, source)
+    return model
+
+
+def _count_layers(entry, source, depth=0):
+    """How many layers ``entry`` holds, nested models' layers included."""
+    if depth > _MAX_LAYER_NESTING:
+        raise ModelFormatError(f"The models of {source!r} nest deeper than {_MAX_LAYER_NESTING} levels.")
+    layers = entry.get("config", {}).get("layers") if isinstance(entry.get("config"), dict) else None
+    if not isinstance(layers, list):
+        return 1
+    return 1 + sum(_count_layers(item, source, depth + 1) for item in layers if isinstance(item, dict))
+
+
+def _read_json(archive, name, max_bytes, limits, source):
+    text = read_member(archive, name, max_bytes, limits, source, f"max_{name.split('.')[0]}_bytes")
+    try:
+        return json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelFormatError(f"{name} in {source!r} is malformed (not valid JSON): {error}") from error
+    except RecursionError as error:
+        raise ModelFormatError(f"{name} in {source!r} is nested too deeply to be a model config.") from error

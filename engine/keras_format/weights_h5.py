@@ -1,0 +1,160 @@
+"""Keras 3's weight file, ``model.weights.h5``, in Keras' own layout.
+
+Keras does not address weights by layer name: it walks the model and names
+each layer in a container after its class (``dense``, ``dense_1``, ...; see
+``catalog.unique_names``), in the order of ``model.layers``. A layer's
+variables are the datasets ``vars/0..n`` of its group, trainable ones first;
+sub-layers held in attributes have groups named after the attribute
+(``bidirectional/forward_layer/cell/vars/0``), visited in sorted order with
+private attributes last; a nested model's layers sit under ``layers/``. A
+layer reached twice (shared between nested models) is saved the first time only.
+
+Each dataset's shape and dtype are checked against the weight it fills before
+it is read, so a hostile file cannot make us allocate more than the model's
+own weights.
+"""
+
+import io
+import math
+
+import numpy as np
+
+from engine.errors import ModelFormatError
+from engine.keras_format import catalog
+from engine.module import Module
+
+# HDF5 bytes allowed beside the data: per object (a group or a dataset: its
+# header, name and B-tree entries) and for the file (superblock, root group).
+_BYTES_PER_OBJECT = 4096
+_BYTES_PER_FILE = 2**20
+
+
+def keras_variable_paths(model, keras_entry):
+    """``{path in model.weights.h5: Variable}`` for ``model``, rebuilt from the
+    Keras 3 config entry ``keras_entry`` (whose layer order the file follows).
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> model = Model(x, Dense(2, name="d")(x))
+        >>> entry = {"class_name": "Functional", "config": {"layers": [
+        ...     {"class_name": "InputLayer", "config": {"name": "x"}},
+        ...     {"class_name": "Dense", "config": {"name": "d"}}]}}
+        >>> sorted(keras_variable_paths(model, entry))
+        ['layers/dense/vars/0', 'layers/dense/vars/1']
+    """
+    paths, seen = {}, set()
+    _model_paths(model, keras_entry, "", paths, seen)
+    return paths
+
+
+def _model_paths(model, entry, prefix, paths, seen):
+    entries = [item for item in entry["config"]["layers"] if not catalog.is_op(item.get("module"))]
+    if entry["class_name"] == "Sequential":  # Keras' Sequential.layers leaves out its InputLayer
+        entries = [item for item in entries if item["class_name"] != "InputLayer"]
+    for name, item in zip(catalog.unique_names([item["class_name"] for item in entries]), entries):
+        layer = model.get_layer(item.get("name", item["config"].get("name")))
+        if id(layer) in seen:
+            continue
+        if isinstance(item["config"].get("layers"), list) and hasattr(type(layer), "plan"):
+            seen.add(id(layer))
+            _model_paths(layer, item, f"{prefix}layers/{name}/", paths, seen)
+        else:
+            _layer_paths(layer, f"{prefix}layers/{name}/", paths, seen)
+
+
+def _layer_paths(layer, prefix, paths, seen):
+    """The paths of a layer's variables and of its sub-layers' (attributes), depth first."""
+    if id(layer) in seen:
+        return
+    seen.add(id(layer))
+    own = layer._own_variables()
+    groups = catalog.WEIGHT_GROUPS.get(type(layer).__name__)
+    if groups is None:
+        for index, variable in enumerate(own):
+            paths[f"{prefix}vars/{index}"] = variable
+    else:
+        by_name = {variable.name: variable for variable in own}
+        for group, names in groups:
+            for index, variable in enumerate(by_name[name] for name in names if name in by_name):
+                paths[f"{prefix}{group}/vars/{index}"] = variable
+    for attribute in sorted(vars(layer), key=lambda name: ("~" + name) if name.startswith("_") else name):
+        value = vars(layer)[attribute]
+        if isinstance(value, Module):
+            _layer_paths(value, f"{prefix}{attribute}/", paths, seen)
+        elif isinstance(value, (list, tuple)) and any(isinstance(item, Module) for item in value):
+            items = [item for item in value if isinstance(item, Module)]
+            for name, item in zip(catalog.unique_names([type(item).__name__ for item in items]), items):
+                _layer_paths(item, f"{prefix}{attribute}/{name}/", paths, seen)
+
+
+def size_bound(paths, layer_count):
+    """The most bytes a ``model.weights.h5`` can take that holds the weights
+    ``paths`` of a model of ``layer_count`` layers (each has its groups, even
+    without weights)."""
+    data = sum(math.prod(variable.shape) * np.dtype(variable.dtype).itemsize for variable in paths.values())
+    return data + _BYTES_PER_OBJECT * (len(paths) + 2 * layer_count) + _BYTES_PER_FILE
+
+
+def read_weights(content, paths, source):
+    """Assigns to each Variable of ``paths`` its dataset in the HDF5 bytes ``content``.
+
+    Args:
+        content: the bytes of ``model.weights.h5``.
+        paths: ``{dataset path: Variable}`` (``keras_variable_paths``).
+        source: names the file in errors.
+
+    Raises:
+        ModelFormatError: the file is not HDF5 or is damaged, or a weight is
+            missing, of another shape or dtype, or a layer's group holds more
+            weights than the layer has.
+    """
+    try:
+        import h5py
+    except ImportError as error:
+        raise ModelFormatError(
+            f"Reading the weights of {source!r} (a Keras file) needs h5py: pip install h5py.") from error
+    arrays = {}
+    try:
+        with h5py.File(io.BytesIO(content), "r") as file:
+            counts = {}
+            for path, variable in paths.items():
+                arrays[path] = _read_dataset(file, h5py, path, variable, source)
+                group = path.rsplit("/", 1)[0]
+                counts[group] = counts.get(group, 0) + 1
+            for group, count in counts.items():
+                held = len(file[group])
+                if held != count:
+                    raise ModelFormatError(
+                        f"{source!r} holds {held} weights in {group!r} but the layer there has {count}: "
+                        "the file is not the weights of this architecture.")
+    except ModelFormatError:
+        raise
+    except Exception as error:  # h5py raises OSError, KeyError, RuntimeError, ValueError... on damaged files
+        raise ModelFormatError(f"The weights file of {source!r} cannot be read: {type(error).__name__}: {error}") \
+            from error
+    for path, variable in paths.items():
+        variable.assign(arrays[path])
+
+
+def _read_dataset(file, h5py, path, variable, source):
+    dataset = file.get(path)
+    if dataset is None:
+        raise ModelFormatError(f"{source!r} has no weight {path!r}, which holds {_describe(variable)}.")
+    if not isinstance(dataset, h5py.Dataset):
+        raise ModelFormatError(f"{path!r} in {source!r} is not a dataset; it should hold {_describe(variable)}.")
+    dtype = dataset.dtype
+    if dtype.kind not in "biuf" or dtype.fields is not None:
+        raise ModelFormatError(f"Weight {path!r} in {source!r} has dtype {dtype}; weights are plain numbers.")
+    if tuple(dataset.shape) != tuple(variable.shape):
+        raise ModelFormatError(
+            f"Weight {path!r} in {source!r} has shape {tuple(dataset.shape)}, but it fills {_describe(variable)}.")
+    array = dataset[()]
+    if array.shape != tuple(variable.shape):
+        raise ModelFormatError(f"Weight {path!r} in {source!r} did not read as shape {tuple(variable.shape)}.")
+    return array
+
+
+def _describe(variable):
+    return f"weight {getattr(variable, 'path', variable.name)!r} of shape {tuple(variable.shape)}"

@@ -30,6 +30,8 @@ from engine.keras_format.write_order import keras_operations
 from engine.keras_tensor import KerasTensor
 from engine.registry import lookup, registered_name
 
+# Keys of our configs that the Keras class's constructor refuses (its layer has no weights to freeze).
+_NOT_IN_KERAS = {"SpatialDropout1D": ("trainable",), "SpatialDropout2D": ("trainable",)}
 _OBJECT_MODULES = (("_initializer", INITIALIZERS_MODULE), ("_regularizer", REGULARIZERS_MODULE),
                    ("_constraint", CONSTRAINTS_MODULE))
 
@@ -117,7 +119,8 @@ def _identity(class_name, config):
 def _entry_from_serialized(entry):
     """The Keras wrapper of a layer from our ``serialize_layer`` dict."""
     module, class_name, registered = _identity(entry["class_name"], entry["config"])
-    config = {key: _keras_value(key, value) for key, value in entry["config"].items()}
+    config = {key: _keras_value(key, value) for key, value in entry["config"].items()
+              if key not in _NOT_IN_KERAS.get(class_name, ())}
     if class_name == "InputLayer":
         config["dtype"] = entry["config"]["dtype"]
     wrapper = {"module": module, "class_name": class_name, "config": config, "registered_name": registered}

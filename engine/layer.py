@@ -34,6 +34,7 @@ from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
 from engine.call_errors import raise_in_call_context
+from engine.call_keywords import checked_call_keywords
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call, traced_backward,
                                   traced_forward)
@@ -697,6 +698,7 @@ class Layer(Module):
             if "inputs" not in kwargs:
                 raise TypeError(f"Layer {self.name!r} was called without inputs.")
             args = (kwargs.pop("inputs"),)
+        kwargs = checked_call_keywords(self, kwargs)
         flat_inputs = tree.flatten(args[0])
         symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]
         if symbolic or any(isinstance(x, KerasTensor) for x in tree.flatten((args[1:], kwargs))):

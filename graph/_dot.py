@@ -86,16 +86,16 @@ def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, shown=None
                     stand_in[call.key(level)] = model.key(level)
                     hidden.add(call.key(level))
     firsts = {}  # cluster key -> the key of its first box, which its title sits beside
-    counted = {}  # id(layer) -> the name of the box that shows its parameters
+    counted = {}  # id(layer) -> (key, name) of the box that shows its parameters
     for key, calls in vertices.items():
         if key in hidden:
             continue
         cluster = placed[key]
         firsts.setdefault(cluster, key)
         target = dot if cluster is None else clusters[cluster][2]
-        layer = calls[0].layer
-        counted.setdefault(id(layer), names.of(calls[0]))
-        target.node(_dot_id(key), label=_label(calls, names.of(calls[0]), counted[id(layer)], **facts))
+        first_key, first_name = counted.setdefault(id(calls[0].layer), (key, names.of(calls[0])))
+        shared_with = None if first_key == key else first_name
+        target.node(_dot_id(key), label=_label(calls, names.of(calls[0]), shared_with, **facts))
     for cluster_key, (_, _, cluster) in clusters.items():
         if cluster_key in firsts:
             with cluster.subgraph() as row:
@@ -162,9 +162,10 @@ def _cluster(key, title, style):
     return cluster
 
 
-def _label(calls, name, params_shown_on, show_shapes=False, show_dtype=False, show_layer_names=True,
+def _label(calls, name, shared_with, show_shapes=False, show_dtype=False, show_layer_names=True,
            show_activations=False, show_trainable=False, show_params=False):
-    """An HTML-like label: name and class in the first line, then the facts asked for."""
+    """An HTML-like label: name and class in the first line, then the facts asked for; the
+    parameters of a layer drawn before, as ``shared_with``, are not counted again."""
     layer = calls[0].layer
     class_name = html.escape(type(layer).__name__)
     lines = [f"<b>{html.escape(name)}</b> ({class_name})" if show_layer_names else f"<b>{class_name}</b>"]
@@ -179,8 +180,7 @@ def _label(calls, name, params_shown_on, show_shapes=False, show_dtype=False, sh
     if show_trainable and layer.weights:
         facts.append("trainable" if layer.trainable else "non-trainable")
     if show_params:
-        shared = params_shown_on != name
-        facts.append(f"params: shared with {params_shown_on}" if shared else f"params: {layer.count_params():,}")
+        facts.append(f"params: {layer.count_params():,}" if shared_with is None else f"params: shared with {shared_with}")
     lines.extend(html.escape(fact, quote=False) for fact in facts)
     return "<" + "<br/>".join(lines) + ">"
 

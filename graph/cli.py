@@ -67,17 +67,17 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="train the digits CNN and show its graph (the README's main job)")
 
-    summary = commands.add_parser("summary", help="print the summary table of a saved model (.nw)")
+    summary = commands.add_parser("summary", help="print the summary table of a saved model (.nw or Keras .keras)")
     summary.add_argument("file")
     summary.add_argument("--expand-nested", action="store_true", help="show the layers of nested models")
     summary.add_argument("--show-trainable", action="store_true", help="add a Trainable column")
     summary.set_defaults(run=_summary)
 
-    plot = commands.add_parser("plot", help="draw a saved model (.nw) with graphviz")
+    plot = commands.add_parser("plot", help="draw a saved model (.nw or Keras .keras) with graphviz")
     plot.add_argument("file")
     plot.add_argument("-o", "--output", default="model.svg", help="output file; its extension picks the format "
                       "(.svg, .png, .pdf, .dot)")
-    for flag, text in (("--show-shapes", "label boxes and edges with shapes"), ("--show-dtype", "show dtypes"),
+    for flag, text in (("--show-shapes", "show each box's output shape"), ("--show-dtype", "show dtypes"),
                        ("--expand-nested", "draw nested models as clusters"),
                        ("--show-activations", "show activations"), ("--show-trainable", "show trainability"),
                        ("--show-params", "show parameter counts"), ("--per-call", "one box per layer call"),

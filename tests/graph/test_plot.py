@@ -109,6 +109,22 @@ def test_a_shared_layers_parameters_are_shown_on_its_first_box_only():
     assert sum(drawn) == model.count_params()
 
 
+@pytest.mark.parametrize("per_call, keys, names", [
+    (False, ("dense", "inner/dense"), ("dense", "dense")),
+    (True, ("dense[1]", "inner[0]/dense[0]"), ("dense[1]", "dense[0]")),
+])
+def test_a_layer_drawn_inside_an_expanded_model_and_outside_it_counts_its_parameters_once(per_call, keys, names):
+    x = Input(shape=(4,), name="x")
+    dense = Dense(4, name="dense")
+    inner = Model(x, dense(x), name="inner")
+    z = Input(shape=(4,), name="z")
+    model = Model(z, [dense(z), inner(z)], name="outer")
+    boxes, _, _, _ = parse_dot(model_to_dot(model, expand_nested=True, per_call=per_call, show_params=True).source)
+    params = sorted(boxes[key][1].split("<br/>")[-1] for key in keys)
+    assert params[0] == "params: 20" and params[1] in {f"params: shared with {name}" for name in names}
+    assert [label.split("<br/>")[-1] for _, label in boxes.values()].count("params: 20") == 1
+
+
 def test_show_trainable_marks_only_layers_with_weights():
     model = zoo()
     model.get_layer("proj").trainable = False

@@ -439,7 +439,7 @@ class TerminateOnNaN(Callback):
         >>> model = Model(inputs, Dense(1)(inputs))
         >>> model.compile(optimizer="sgd", loss="mse")
         >>> x, y = np.ones((8, 2)), np.zeros((8, 1))
-        >>> history = model.fit(np.full((8, 2), np.inf), y, epochs=3, verbose=0, callbacks=[TerminateOnNaN()])
+        >>> history = model.fit(np.full((8, 2), np.nan), y, epochs=3, verbose=0, callbacks=[TerminateOnNaN()])
         Batch 0: invalid loss nan, terminating training
         >>> len(history.epoch)
         1

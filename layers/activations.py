@@ -43,14 +43,47 @@ class ActivationFunction:
         self._gradient = gradient
 
     def __call__(self, x, **kwargs):
+        """Applies the activation.
+
+        Args:
+            x: an array.
+            **kwargs: the activation's options (``axis=`` for softmax...).
+
+        Example:
+            >>> import numpy as np
+            >>> softmax(np.array([[0.0, 0.0]], "float32"))
+            array([[0.5, 0.5]], dtype=float32)
+        """
         return self._forward(x, **kwargs)
 
     def gradient(self, x, y, grad_y, **kwargs):
+        """The gradient with respect to ``x``.
+
+        Args:
+            x: the input.
+            y: the output the activation gave for it.
+            grad_y: the gradient with respect to ``y``.
+            **kwargs: the options the activation was applied with.
+
+        Example:
+            >>> import numpy as np
+            >>> x = np.array([0.0], "float32")
+            >>> sigmoid.gradient(x, sigmoid(x), np.ones_like(x))
+            array([0.25], dtype=float32)
+        """
         return self._gradient(x, y, grad_y, **kwargs)
 
     def flops(self, size):
         """FLOPs of applying it to ``size`` elements: 1 each (an exp or a tanh
-        counts as one), none for linear, 3 for the softmaxes (exp, sum, divide)."""
+        counts as one), none for linear, 3 for the softmaxes (exp, sum, divide).
+
+        Args:
+            size: the number of elements.
+
+        Example:
+            >>> relu.flops(10), linear.flops(10), softmax.flops(10)
+            (10, 0, 30)
+        """
         return size * _FLOPS_PER_ELEMENT.get(self.__name__, 1)
 
     def __repr__(self):

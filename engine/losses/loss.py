@@ -65,7 +65,24 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         """Returns the reduced loss: a NumPy scalar of the loss dtype (an array for ``"none"``).
         Inside a ``GradientTape``, a traced ``y_pred`` gives a traced loss (its gradient
-        is ``gradient``'s), so a custom training loop can differentiate it."""
+        is ``gradient``'s), so a custom training loop can differentiate it.
+
+        Args:
+            y_true: the targets.
+            y_pred: the predictions.
+            sample_weight: a weight per sample (or per loss value), or None.
+
+        Raises:
+            ValueError: weights that do not broadcast to the per-sample losses.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.losses import MeanSquaredError
+            >>> loss = MeanSquaredError()
+            >>> y_true, y_pred = np.zeros((2, 1)), np.array([[1.0], [3.0]])
+            >>> float(loss(y_true, y_pred)), float(loss(y_true, y_pred, sample_weight=np.array([1.0, 0.0])))
+            (5.0, 0.5)
+        """
         if isinstance(y_pred, Traced):
             y_true, sample_weight = untraced(y_true), untraced(sample_weight)
             plain = y_pred.value
@@ -80,7 +97,20 @@ class Loss:
         return weighted.sum() / divisor if divisor else weighted.dtype.type(0)
 
     def gradient(self, y_true, y_pred, sample_weight=None):
-        """Returns d(reduced loss)/d(y_pred), with the shape and dtype of ``y_pred``."""
+        """Returns d(reduced loss)/d(y_pred), with the shape and dtype of ``y_pred``.
+
+        Args:
+            y_true: the targets.
+            y_pred: the predictions.
+            sample_weight: a weight per sample (or per loss value), or None.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.losses import MeanSquaredError
+            >>> MeanSquaredError().gradient(np.zeros((2, 1)), np.array([[1.0], [3.0]]))
+            array([[1.],
+                   [3.]])
+        """
         return self._gradient(y_true, y_pred, sample_weight, 1)
 
     def _gradient(self, y_true, y_pred, sample_weight, upstream):
@@ -104,12 +134,44 @@ class Loss:
         return unbroadcast(grad, aligned_pred.shape).reshape(y_pred.shape).astype(y_pred.dtype, copy=False)
 
     def call(self, y_true, y_pred):
+        """The per-sample losses: override it in every loss.
+
+        Args:
+            y_true: the targets, brought to the rank of ``y_pred``.
+            y_pred: the predictions, in the loss's dtype.
+
+        Returns:
+            One loss per sample (the last axis reduced), unweighted.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.losses import MeanAbsoluteError
+            >>> MeanAbsoluteError().call(np.zeros((2, 2)), np.array([[1.0, 3.0], [2.0, 2.0]]))
+            array([2., 2.])
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement call(y_true, y_pred).")
 
     def backward(self, y_true, y_pred, grad):
         """The gradient with respect to ``y_pred`` given ``grad``, that of the
         per-sample losses. By default ``call`` is traced, so a loss written in
-        plain NumPy needs no backward; override it for speed."""
+        plain NumPy needs no backward; override it for speed.
+
+        Args:
+            y_true: the targets, as ``call`` received them.
+            y_pred: the predictions, as ``call`` received them.
+            grad: the gradient with respect to each per-sample loss.
+
+        Returns:
+            The gradient with respect to ``y_pred``, of its shape.
+
+        Example:
+            >>> import numpy as np
+            >>> class Absolute(Loss):
+            ...     def call(self, y_true, y_pred):
+            ...         return np.sum(np.abs(y_pred - y_true), axis=-1)
+            >>> Absolute().backward(np.zeros((1, 2)), np.array([[2.0, -1.0]]), np.ones(1))
+            array([[ 1., -1.]])
+        """
         with GradientTape() as tape:
             traced = tape.watch(y_pred)
             try:
@@ -120,10 +182,27 @@ class Loss:
         return np.zeros_like(y_pred) if result is None else result
 
     def get_config(self):
+        """The arguments that recreate this loss.
+
+        Example:
+            >>> from engine.losses import Huber
+            >>> Huber(delta=2.0).get_config()["delta"]
+            2.0
+        """
         return {"name": self.name, "reduction": self.reduction}
 
     @classmethod
     def from_config(cls, config):
+        """Creates a loss from what ``get_config`` returned.
+
+        Args:
+            config: the dict of ``__init__`` arguments.
+
+        Example:
+            >>> from engine.losses import Huber
+            >>> Huber.from_config(Huber(delta=2.0).get_config()).delta
+            2.0
+        """
         return cls(**config)
 
     def __repr__(self):

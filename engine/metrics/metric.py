@@ -45,24 +45,89 @@ class Metric:
         self.dtype = dtype_name(dtype)
 
     def update_state(self, *args, **kwargs):
+        """Accumulates a batch: override it in every metric.
+
+        Args:
+            *args: usually ``y_true`` and ``y_pred`` (``Mean`` takes the values).
+            **kwargs: usually ``sample_weight``, a weight per sample or None.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.metrics import MeanAbsoluteError
+            >>> metric = MeanAbsoluteError()
+            >>> metric.update_state(np.zeros((2, 1)), np.array([[1.0], [3.0]]))
+            >>> metric.update_state(np.zeros((1, 1)), np.array([[5.0]]))
+            >>> metric.result()
+            3.0
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement update_state.")
 
     def result(self):
+        """The metric over everything accumulated since the last reset.
+
+        Returns:
+            A float (an array or a dict for some metrics).
+
+        Example:
+            >>> from engine.metrics import Mean
+            >>> metric = Mean()
+            >>> metric.update_state([1.0, 2.0, 6.0])
+            >>> metric.result()
+            3.0
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement result.")
 
     def reset_state(self):
+        """Forgets everything accumulated (``fit`` and ``evaluate`` do at their start).
+
+        Example:
+            >>> from engine.metrics import Mean
+            >>> metric = Mean()
+            >>> metric.update_state([4.0])
+            >>> metric.reset_state()
+            >>> metric.result()
+            0.0
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement reset_state.")
 
     def __call__(self, *args, **kwargs):
-        """Updates the state with one batch and returns the result."""
+        """Updates the state with one batch and returns the result.
+
+        Args:
+            *args: what ``update_state`` takes (``y_true, y_pred``).
+            **kwargs: its keyword arguments (``sample_weight``).
+
+        Example:
+            >>> from engine.metrics import BinaryAccuracy
+            >>> metric = BinaryAccuracy()
+            >>> metric([1, 0], [0.9, 0.8]), metric([1, 1], [0.9, 0.8])
+            (0.5, 0.75)
+        """
         self.update_state(*args, **kwargs)
         return self.result()
 
     def get_config(self):
+        """The arguments that recreate this metric (without its state).
+
+        Example:
+            >>> from engine.metrics import TopKCategoricalAccuracy
+            >>> TopKCategoricalAccuracy(k=3).get_config()["k"]
+            3
+        """
         return {"name": self.name, "dtype": self.dtype}
 
     @classmethod
     def from_config(cls, config):
+        """Creates a metric from what ``get_config`` returned.
+
+        Args:
+            config: the dict of ``__init__`` arguments.
+
+        Example:
+            >>> from engine.metrics import TopKCategoricalAccuracy
+            >>> TopKCategoricalAccuracy.from_config({"k": 3}).k
+            3
+        """
         return cls(**config)
 
     def __repr__(self):

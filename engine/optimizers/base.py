@@ -105,7 +105,23 @@ class Optimizer:
         return list(self._variables)
 
     def build(self, variables):
-        """Creates the slots for ``variables``; later calls do nothing."""
+        """Creates the slots (moments, accumulators) for ``variables``; later calls do nothing.
+
+        The first update builds the optimizer on its variables; build it by
+        hand to load saved state before training.
+
+        Args:
+            variables: the Variables the optimizer will update.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.optimizers import Adam
+            >>> from engine.variable import Variable
+            >>> optimizer = Adam()
+            >>> optimizer.build([Variable(np.zeros(2, "float32"), name="w", path="dense/w")])
+            >>> len(optimizer.variables)  # iterations, learning rate, two moments
+            4
+        """
         if self.built:
             return
         self._trainable_variables = list(variables)
@@ -133,12 +149,42 @@ class Optimizer:
         return slots[self._indices[id(variable)]]
 
     def apply_gradients(self, grads_and_vars):
-        """Applies one update from ``(gradient, variable)`` pairs."""
+        """Applies one update from ``(gradient, variable)`` pairs.
+
+        Args:
+            grads_and_vars: an iterable of ``(gradient, Variable)`` pairs.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.optimizers import SGD
+            >>> from engine.variable import Variable
+            >>> w = Variable(np.ones(2, "float32"), name="w", path="dense/w")
+            >>> SGD(learning_rate=0.5).apply_gradients([(np.array([1.0, -1.0], "float32"), w)])
+            >>> w.numpy()
+            array([0.5, 1.5], dtype=float32)
+        """
         pairs = list(grads_and_vars)
         self.apply([grad for grad, _ in pairs], [variable for _, variable in pairs])
 
     def apply(self, grads, variables=None):
-        """Applies one update; ``variables`` may be left out once the optimizer is built."""
+        """Applies one update; ``variables`` may be left out once the optimizer is built.
+
+        Gradients are clipped (``clipnorm``...), weights decayed, each variable
+        updated by ``update_step`` and then projected by its constraint.
+
+        Args:
+            grads: one gradient per variable, in order (None skips a variable).
+            variables: the Variables; default: those the optimizer was built on.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.optimizers import SGD
+            >>> from engine.variable import Variable
+            >>> w = Variable(np.ones(2, "float32"), name="w", path="dense/w")
+            >>> SGD(learning_rate=0.5).apply([np.array([1.0, -1.0], "float32")], [w])
+            >>> w.numpy()
+            array([0.5, 1.5], dtype=float32)
+        """
         grads = list(grads)
         if not grads:
             return
@@ -225,11 +271,42 @@ class Optimizer:
             self.update_step(grad, variable, learning_rate)
 
     def update_step(self, gradient, variable, learning_rate):
-        """Updates ``variable`` (and its slots) from ``gradient``, in the variable's dtype."""
+        """Updates ``variable`` (and its slots) from ``gradient``, in the variable's dtype.
+
+        Override it (and ``_create_slots`` for per-weight state) to write an optimizer.
+
+        Args:
+            gradient: the variable's gradient (clipped).
+            variable: the Variable to update.
+            learning_rate: the learning rate of this step (a schedule already evaluated).
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.optimizers import Optimizer
+            >>> from engine.variable import Variable
+            >>> class SignDescent(Optimizer):
+            ...     def update_step(self, gradient, variable, learning_rate):
+            ...         variable.assign(variable.value - learning_rate * np.sign(gradient))
+            >>> w = Variable(np.zeros(2, "float32"), name="w", path="dense/w")
+            >>> SignDescent(learning_rate=0.1).apply([np.array([3.0, -0.5], "float32")], [w])
+            >>> w.numpy()
+            array([-0.1,  0.1], dtype=float32)
+        """
         raise NotImplementedError(f"Optimizer '{type(self).__name__}' must override `update_step`.")
 
     def save_own_variables(self, store: dict):
-        """Writes ``variables`` into ``store`` under the keys ``"0"``, ``"1"``, ... (as Keras does)."""
+        """Writes ``variables`` into ``store`` under the keys ``"0"``, ``"1"``, ... (as Keras does).
+
+        Args:
+            store: a dict to fill with arrays.
+
+        Example:
+            >>> from engine.optimizers import SGD
+            >>> store = {}
+            >>> SGD().save_own_variables(store)
+            >>> sorted(store)  # iterations and learning rate
+            ['0', '1']
+        """
         for i, variable in enumerate(self._variables):
             store[str(i)] = np.array(variable.value)
 
@@ -240,6 +317,9 @@ class Optimizer:
         saved before then holds only its iteration count and learning rate.
         Loaded into a built optimizer, that state also resets every slot to its
         initial value, as the saved optimizer's first update would have made it.
+
+        Args:
+            store: the dict ``save_own_variables`` filled.
 
         Example:
             >>> import numpy as np
@@ -272,6 +352,13 @@ class Optimizer:
         self.build(variables)
 
     def get_config(self) -> dict:
+        """The arguments that recreate this optimizer (without its state).
+
+        Example:
+            >>> from engine.optimizers import SGD
+            >>> SGD(learning_rate=0.5, momentum=0.9).get_config()["momentum"]
+            0.9
+        """
         if isinstance(self._learning_rate, schedules.LearningRateSchedule):
             learning_rate = serialize(self._learning_rate)
         else:
@@ -287,4 +374,14 @@ class Optimizer:
 
     @classmethod
     def from_config(cls, config: dict):
+        """Creates an optimizer from what ``get_config`` returned.
+
+        Args:
+            config: the dict of ``__init__`` arguments.
+
+        Example:
+            >>> from engine.optimizers import SGD
+            >>> SGD.from_config(SGD(learning_rate=0.5).get_config()).learning_rate
+            0.5
+        """
         return cls(**config)

@@ -24,17 +24,44 @@ class LearningRateSchedule:
     """
 
     def __call__(self, step):
+        """The learning rate at a step: override it in every schedule.
+
+        Args:
+            step: the optimizer's update count (0 before the first update).
+
+        Returns:
+            The learning rate, a float.
+
+        Example:
+            >>> ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)(10)
+            0.05
+        """
         raise NotImplementedError(
             f"Learning rate schedule '{type(self).__name__}' must override `__call__(self, step)`."
         )
 
     def get_config(self):
+        """The arguments that recreate this schedule: override it to save the schedule.
+
+        Example:
+            >>> PiecewiseConstantDecay([10], [1.0, 0.5]).get_config()["values"]
+            [1.0, 0.5]
+        """
         raise NotImplementedError(
             f"Learning rate schedule '{type(self).__name__}' must override `get_config()` in order to be serializable."
         )
 
     @classmethod
     def from_config(cls, config):
+        """Creates a schedule from what ``get_config`` returned.
+
+        Args:
+            config: the dict of ``__init__`` arguments.
+
+        Example:
+            >>> CosineDecay.from_config(CosineDecay(0.1, decay_steps=100).get_config())(100)
+            0.0
+        """
         return cls(**config)
 
 

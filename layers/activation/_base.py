@@ -14,6 +14,13 @@ class _ActivationLayer(Layer):
     supports_masking = True
 
     def activation_arguments(self):
+        """The keyword arguments the layer applies its activation with (``{"axis": -1}`` for Softmax).
+
+        Example:
+            >>> from layers import LeakyReLU
+            >>> LeakyReLU(negative_slope=0.2).activation_arguments()
+            {'negative_slope': 0.2}
+        """
         return {}
 
     def compute_output_shape(self, input_shape):

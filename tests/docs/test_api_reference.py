@@ -157,10 +157,10 @@ def _reference_pages():
 def _documented_names():
     public = [item for module in _reference_pages() for item in _public(module)]
     names = dict(public)
-    # Methods count on the classes of engine and graph and on Trainer (Model's fit, evaluate...); the
-    # callbacks, losses, metrics and optimizers are documented by their class docstrings.
-    for _, obj in _public(engine) + _public(graph) + _public(importlib.import_module("engine.trainer")):
-        if inspect.isclass(obj):
+    # Every class's public methods count, Model's fit and evaluate through Trainer, except the
+    # callbacks': Callback's docstring describes its hooks together.
+    for _, obj in public:
+        if inspect.isclass(obj) and obj.__module__ != "engine.callbacks":
             names.update(_methods(obj))
     return names
 

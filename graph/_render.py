@@ -34,19 +34,20 @@ def pipe(dot, fmt) -> bytes:
     return dot.pipe(format=fmt, quiet=True)
 
 
-def write(dot, to_file, fmt, dpi, model_name) -> str:
-    """Draws ``dot`` in ``fmt`` into ``to_file`` and returns the path written:
-    ``to_file``, or the same name ending in ``.svg`` when a bitmap at ``dpi``
-    would be wider or taller than graphviz can draw (with a UserWarning)."""
+def write(dot, to_file, fmt, dpi, model_name) -> None:
+    """Draws ``dot`` in ``fmt`` into ``to_file``; a bitmap at ``dpi`` wider or taller
+    than graphviz can draw goes to the same name ending in ``.svg``, with a UserWarning."""
     if fmt not in BITMAP_FORMATS:
-        return _save(to_file, pipe(dot, fmt))
+        _save(to_file, pipe(dot, fmt))
+        return
     svg = pipe(dot, "svg")
     width, height = (float(size) for size in re.search(rb'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
     pixels = [math.ceil(size * dpi / 72) for size in (width, height)]
     if max(pixels) <= CAIRO_MAX_PIXELS:
         drawn = dot.copy()
         drawn.graph_attr["dpi"] = str(dpi)
-        return _save(to_file, pipe(drawn, fmt))
+        _save(to_file, pipe(drawn, fmt))
+        return
     svg_file = os.path.splitext(to_file)[0] + ".svg"
     fitting_dpi = math.floor(CAIRO_MAX_PIXELS * 72 / max(width, height))
     lower_dpi = f", or pass dpi={fitting_dpi} or less" if fitting_dpi >= _READABLE_DPI else ""
@@ -57,10 +58,9 @@ def write(dot, to_file, fmt, dpi, model_name) -> str:
         f"boxes (collapse_repeats=True, layer_range=(first, last), max_depth=){lower_dpi}.",
         stacklevel=3,
     )
-    return _save(svg_file, svg)
+    _save(svg_file, svg)
 
 
 def _save(path, data):
     with open(path, "wb") as file:
         file.write(data)
-    return path

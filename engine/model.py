@@ -144,8 +144,8 @@ class Model(Trainer, Layer):
 
         Args:
             path: the ``.npz`` file.
-            skip_mismatch: skip the weights whose paths or shapes do not match
-                instead of raising.
+            skip_mismatch: when the weights match neither by path nor by
+                structure, skip those whose paths do not match instead of raising.
 
         Returns:
             A message for each weight skipped (empty when all loaded).

@@ -59,43 +59,23 @@ def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, shown=None
                            node_attr={"shape": "box", "style": "rounded", "fontname": _FONT},
                            edge_attr={"fontname": _FONT, "fontsize": "10"})
     names = _Names(graph, per_call)
-    vertices = {key: calls for key, calls in graph.vertices(level).items()
-                if shown is None or id(_root(calls[0]).layer) in shown}
-    clusters = {}  # key -> (parent key or None, depth, Digraph)
-    for call in graph.calls:
-        if call.expanded and call.key(level) not in clusters and (shown is None or id(_root(call).layer) in shown):
-            title = f"<b>{html.escape(names.of(call))}</b> ({html.escape(type(call.layer).__name__)})"
-            clusters[call.key(level)] = (_parent(call, level), call.depth, _cluster(call.key(level), title, "rounded"))
-    placed, stand_in, hidden = {}, {}, set()  # key -> cluster key (None: the top level)
-    for key, calls in vertices.items():
-        placed[key] = _parent(calls[0], level)
+    vertices = {key: calls for key, calls in graph.vertices(level).items() if _is_shown(calls[0], shown)}
+    clusters = _model_clusters(graph, level, shown, names)  # key -> (parent key or None, depth, Digraph)
+    placed = {key: _parent(calls[0], level) for key, calls in vertices.items()}  # key -> its cluster's key
+    stand_in = {}  # the key of a box left out -> the key of the box drawn for it
     if collapse_repeats:
-        for index, run in enumerate(_runs(graph, vertices, placed, level)):
-            run_key = f"run%/{index}"
-            first, last = run.blocks[0], run.blocks[-1]
-            title = (f"<b>×{len(run.blocks)}</b>  {html.escape(names.of(first[0]))} … "
-                     f"{html.escape(names.of(last[-1]))}")
-            if facts.get("show_params"):
-                layers = {id(c.layer): c.layer for block in run.blocks for c in block}
-                title += f"<br/>params: {sum(layer.count_params() for layer in layers.values()):,} in all"
-            clusters[run_key] = (placed[first[0].key(level)], first[0].depth, _cluster(run_key, title, "dashed,rounded"))
-            for call in first:
-                placed[call.key(level)] = run_key
-            for block in run.blocks[1:]:
-                for call, model in zip(block, first):
-                    stand_in[call.key(level)] = model.key(level)
-                    hidden.add(call.key(level))
+        stand_in = _collapse(graph, vertices, level, names, facts.get("show_params", False), clusters, placed)
     firsts = {}  # cluster key -> the key of its first box, which its title sits beside
     counted = {}  # id(layer) -> (key, name) of the box that shows its parameters
     for key, calls in vertices.items():
-        if key in hidden:
+        if key in stand_in:
             continue
         cluster = placed[key]
         firsts.setdefault(cluster, key)
-        target = dot if cluster is None else clusters[cluster][2]
         first_key, first_name = counted.setdefault(id(calls[0].layer), (key, names.of(calls[0])))
         shared_with = None if first_key == key else first_name
-        target.node(_dot_id(key), label=_label(calls, names.of(calls[0]), shared_with, **facts))
+        (dot if cluster is None else clusters[cluster][2]).node(
+            _dot_id(key), label=_label(calls, names.of(calls[0]), shared_with, **facts))
     for cluster_key, (_, _, cluster) in clusters.items():
         if cluster_key in firsts:
             with cluster.subgraph() as row:
@@ -105,9 +85,50 @@ def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, shown=None
     # Attach the deepest clusters first, so that each is complete when copied into its parent.
     for parent, _, cluster in sorted(clusters.values(), key=lambda item: -item[1]):
         (dot if parent is None else clusters[parent][2]).subgraph(cluster)
+    _draw_edges(dot, graph, level, vertices, stand_in, names, facts.get("show_shapes", False))
+    return dot
+
+
+def _model_clusters(graph, level, shown, names):
+    """A titled cluster per expanded nested model drawn: key -> (parent key, depth, Digraph)."""
+    clusters = {}
+    for call in graph.calls:
+        if call.expanded and call.key(level) not in clusters and _is_shown(call, shown):
+            title = f"<b>{html.escape(names.of(call))}</b> ({html.escape(type(call.layer).__name__)})"
+            clusters[call.key(level)] = (_parent(call, level), call.depth, _cluster(call.key(level), title, "rounded"))
+    return clusters
+
+
+def _collapse(graph, vertices, level, names, show_params, clusters, placed):
+    """Adds a dashed cluster per run of identical blocks to ``clusters`` and places its
+    first block there; returns, for the boxes of the other blocks, the first block's box
+    that stands for each."""
+    sequences = {}  # the boxes of each cluster (and of the top level), in execution order
+    for key, calls in vertices.items():
+        sequences.setdefault(placed[key], []).append(calls[0])
+    runs = [run for calls in sequences.values() for run in find_runs(calls, graph.links, level)]
+    stand_in = {}
+    for index, run in enumerate(runs):
+        run_key = f"run%/{index}"
+        first, last = run.blocks[0], run.blocks[-1]
+        title = f"<b>×{len(run.blocks)}</b>  {html.escape(names.of(first[0]))} … {html.escape(names.of(last[-1]))}"
+        if show_params:
+            layers = {id(call.layer): call.layer for block in run.blocks for call in block}
+            title += f"<br/>params: {sum(layer.count_params() for layer in layers.values()):,} in all"
+        clusters[run_key] = (placed[first[0].key(level)], first[0].depth, _cluster(run_key, title, "dashed,rounded"))
+        for call in first:
+            placed[call.key(level)] = run_key
+        for block in run.blocks[1:]:
+            stand_in.update((call.key(level), model.key(level)) for call, model in zip(block, first))
+    return stand_in
+
+
+def _draw_edges(dot, graph, level, vertices, stand_in, names, show_shapes):
+    """One edge per tensor read by a box drawn, from the box drawn for its source, or
+    dashed from a muted stand-in naming a source that is not drawn."""
     outside = {}
     for source, target, link in graph.edges(level):
-        if target not in vertices or target in hidden:
+        if target not in vertices or target in stand_in:
             continue
         source = stand_in.get(source, source)
         if source in vertices:
@@ -115,10 +136,9 @@ def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, shown=None
             continue
         if source not in outside:
             outside[source] = f"from%/{_dot_id(source)}"
-            dot.node(outside[source], label=_outside_label(link, names, facts.get("show_shapes", False)),
-                     shape="plaintext", fontcolor=_MUTED)
+            dot.node(outside[source], label=_outside_label(link, names, show_shapes), shape="plaintext",
+                     fontcolor=_MUTED)
         dot.edge(outside[source], _dot_id(target), style="dashed", color=_MUTED)
-    return dot
 
 
 class _Names:
@@ -138,18 +158,11 @@ class _Names:
         return call.layer.name
 
 
-def _runs(graph, vertices, placed, level):
-    """The runs of identical blocks among the boxes of each cluster (and of the top level)."""
-    sequences = {}
-    for key, calls in vertices.items():
-        sequences.setdefault(placed[key], []).append(calls[0])
-    return [run for calls in sequences.values() for run in find_runs(calls, graph.links, level)]
-
-
-def _root(call):
+def _is_shown(call, shown):
+    """Whether ``call`` is drawn: ``shown`` holds the ids of the top-level layers drawn, or is None for all."""
     while call.container is not None:
         call = call.container
-    return call
+    return shown is None or id(call.layer) in shown
 
 
 def _parent(call, level):

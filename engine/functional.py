@@ -213,11 +213,12 @@ class Functional(Model):
         """
         from engine.errors import as_model_format_error
         from engine.functional_config import functional_from_config
+        from engine.keras_format.config_reader import as_nodeweave_model_config
         from engine.registry import loading_scope
 
         with as_model_format_error("Cannot rebuild the model from its config"), \
                 loading_scope(custom_objects, safe_mode):
-            return functional_from_config(cls, config)
+            return functional_from_config(cls, as_nodeweave_model_config(config))
 
     def _pack_inputs(self, arrays):
         return tree.pack_as(self._inputs_struct, arrays)

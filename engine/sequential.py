@@ -323,9 +323,11 @@ class Sequential(Functional):
         from engine.errors import as_model_format_error
         from engine.registry import loading_scope
 
+        from engine.keras_format.config_reader import as_nodeweave_model_config
+
         with as_model_format_error("Cannot rebuild the Sequential model from its config"), \
                 loading_scope(custom_objects, safe_mode):
-            return cls._from_config(config)
+            return cls._from_config(as_nodeweave_model_config(config))
 
     @classmethod
     def _from_config(cls, config):

@@ -129,11 +129,11 @@ def _model_references(value, functional, depth):
     """A model's ``input_layers`` or ``output_layers``, with the node indices
     of nested Functional models counted among their calls in this model."""
     _check_depth(depth)
-    if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str):
+    if isinstance(value, (list, tuple)) and len(value) == 3 and isinstance(value[0], str):
         if value[0] in functional and type(value[1]) is int and value[1] > 0:
             return [value[0], value[1] - 1, value[2]]
-        return value
-    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, (list, tuple)):
         return [_model_references(item, functional, depth + 1) for item in value]
     if isinstance(value, dict) and value.get("class_name") == "__tuple__":
         return {"class_name": "__tuple__", "config": {"value": _model_references(
@@ -168,7 +168,7 @@ def _our_class(module, class_name, registered_name, name):
 def _value(value, depth):
     """A value of a Keras layer config, as our configs hold it."""
     _check_depth(depth)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # configs in memory (get_config()) hold tuples
         return [_value(item, depth + 1) for item in value]
     if not isinstance(value, dict):
         return value
@@ -250,7 +250,8 @@ def _node(node, layer_name, depth):
     and accepts it for any layer, where it means the input's own mask, which
     is what a call without it uses.
     """
-    if not (isinstance(node, dict) and isinstance(node.get("args"), list) and isinstance(node.get("kwargs", {}), dict)):
+    if not (isinstance(node, dict) and isinstance(node.get("args"), (list, tuple))
+            and isinstance(node.get("kwargs", {}), dict)):
         raise ModelFormatError(
             f"Invalid Keras config: each call of layer {layer_name!r} must be {{'args': [...], 'kwargs': {{...}}}}, "
             f"received {_short(node)}.")
@@ -265,10 +266,10 @@ def _argument(value, depth):
         history = value.get("config", {}).get("keras_history") if isinstance(value.get("config"), dict) else None
         if history is None:
             raise ModelFormatError(f"Invalid Keras config: a tensor argument has no keras_history: {_short(value)}.")
-        return {"__tensor__": history}
+        return {"__tensor__": list(history) if isinstance(history, tuple) else history}
     if isinstance(value, dict) and value.get("class_name") == "__tuple__":
         return [_argument(item, depth + 1) for item in _tuple_value(value.get("config"), depth)]
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_argument(item, depth + 1) for item in value]
     if isinstance(value, dict) and not is_keras_entry(value) and value.get("class_name") not in _SPECIAL_VALUES:
         return {key: _argument(item, depth + 1) for key, item in value.items()}

@@ -1,6 +1,7 @@
 """The main job: train a functional CNN on scikit-learn's digits, show its graph
 and how it trained, and save it."""
 
+import shutil
 import time
 from pathlib import Path
 
@@ -62,15 +63,11 @@ def run_demo(epochs=12, print_fn=print):
 
 
 def _draw(model, plot_model, print_fn):
-    import graphviz
-
     image = OUTPUT / "digits_cnn.png"
-    try:
-        plot_model(model, to_file=str(image), show_shapes=True, show_params=True)
-    except graphviz.ExecutableNotFound:
+    if shutil.which("dot") is None:
         image = OUTPUT / "digits_cnn.dot"
-        plot_model(model, to_file=str(image), show_shapes=True, show_params=True)
-        print_fn("graphviz's `dot` is not installed, so the graph was written as DOT source instead of PNG.")
+        print_fn("graphviz's `dot` is not installed, so the graph is written as DOT source instead of PNG.")
+    plot_model(model, to_file=str(image), show_shapes=True, show_params=True)
     return image
 
 

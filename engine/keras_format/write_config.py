@@ -26,6 +26,7 @@ from engine.keras_format.catalog import (
     is_op,
     keras_class,
 )
+from engine.keras_format.write_compile import keras_compile_config
 from engine.keras_format.write_order import keras_operations
 from engine.keras_tensor import KerasTensor
 from engine.registry import lookup, registered_name
@@ -53,6 +54,7 @@ def keras_model_config(model):
     entry = keras_layer_entry(model)
     if _is_functional(model):
         entry["build_config"] = {"input_shape": None}
+    entry["compile_config"] = keras_compile_config(model)
     return entry
 
 

@@ -15,6 +15,7 @@ import io
 import numpy as np
 
 from engine.keras_format.catalog import WEIGHT_GROUPS, is_op, unique_names
+from engine.keras_format.write_compile import optimizer_state
 from engine.keras_format.write_config import keras_identity
 from engine.keras_format.write_order import keras_operations
 from engine.registry import registered_name
@@ -25,7 +26,8 @@ _WRAPPED = {"Bidirectional": ("forward_layer", "backward_layer"), "TimeDistribut
 
 
 def weights_h5_bytes(model):
-    """The bytes of Keras' ``model.weights.h5`` holding every weight of ``model``.
+    """The bytes of Keras' ``model.weights.h5`` holding every weight of
+    ``model`` and, when it is compiled, its optimizer's state (``write_compile``).
 
     Raises:
         ImportError: h5py is not installed.
@@ -45,6 +47,7 @@ def weights_h5_bytes(model):
         raise ImportError("Writing a .keras file needs h5py, for its model.weights.h5: pip install h5py") from error
     entries = keras_weight_entries(model)
     _check_every_weight_written(model, entries)
+    state = optimizer_state(model, [variable for _, variable in entries if variable.trainable])
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as file:
         for path, name in _named_groups(model, ""):
@@ -52,6 +55,12 @@ def weights_h5_bytes(model):
         for path, variable in entries:
             group, index = path.rsplit("/", 1)
             file.require_group(group).create_dataset(index, data=np.asarray(variable.value))
+        if state is not None:
+            name, arrays = state
+            group = file.create_group("optimizer/vars")
+            group.attrs["name"] = name
+            for index, array in enumerate(arrays):
+                group.create_dataset(str(index), data=array)
     return buffer.getvalue()
 
 

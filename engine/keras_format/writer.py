@@ -22,8 +22,8 @@ KERAS_VERSION = "3.15.1"
 def save_keras_model(model, path: str | os.PathLike) -> None:
     """Writes ``model`` (functional or Sequential) to the ``.keras`` file ``path``.
 
-    The model is saved uncompiled: Keras rebuilds its architecture and
-    weights, not its optimizer.
+    A compiled model keeps its compile arguments and optimizer state
+    (``write_compile`` says when they cannot be written).
 
     Args:
         model: a built functional or Sequential model.

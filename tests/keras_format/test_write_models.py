@@ -227,3 +227,54 @@ def test_extension_is_checked(tmp_path):
     x = Input(shape=(3,))
     with pytest.raises(ValueError, match=r"must be written to a \.keras file; received path '.*m\.zip'"):
         save_keras_model(Model(x, L.Dense(2)(x)), tmp_path / "m.zip")
+
+
+def two_branch_model(optimizer, loss="mse", metrics=("mae",), fit=True):
+    """A compiled model whose branches Keras orders otherwise than the calls
+    were made, trained two steps when ``fit``."""
+    x = Input(shape=(4,))
+    left = L.Dense(3, name="left")(L.Dense(5, name="deep")(x))
+    right = L.Dense(3, name="right")(x)
+    model = Model(x, L.Add()([left, right]))
+    model.compile(optimizer=optimizer, loss=loss, metrics=list(metrics))
+    if fit:
+        model.fit(rand(8, 4), rand(8, 3), batch_size=4, epochs=1, verbose=0)
+    return model
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "sgd"])
+def test_compiled_model_keeps_its_optimizer_state(optimizer, tmp_path):
+    model = two_branch_model(optimizer)
+    loaded = keras_round_trip(model, rand(2, 4), tmp_path)
+    assert type(loaded.optimizer).__name__ == type(model.optimizer).__name__
+    assert len(loaded.optimizer.variables) == len(model.optimizer.variables)
+    for theirs, ours in zip(loaded.optimizer.variables, model.optimizer.variables):
+        np.testing.assert_allclose(np.asarray(theirs), ours.value, rtol=1e-6)
+    assert int(np.asarray(loaded.optimizer.iterations)) == 2
+    loaded.fit(rand(4, 4), rand(4, 3), verbose=0)  # Keras trains on from there
+
+
+def test_compiled_with_our_loss_function_and_a_schedule(tmp_path):
+    import engine.losses
+    import engine.metrics
+    import engine.optimizers
+
+    schedule = engine.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.9)
+    # (not fitted: fit with loss=engine.losses.mean_squared_error, the function, fails in nodeweave today)
+    model = two_branch_model(engine.optimizers.Adam(schedule), loss=engine.losses.mean_squared_error,
+                             metrics=[engine.metrics.MeanAbsoluteError()], fit=False)
+    loaded = keras_round_trip(model, rand(2, 4), tmp_path)
+    assert isinstance(loaded.optimizer._learning_rate, keras.optimizers.schedules.ExponentialDecay)
+    assert loaded.optimizer._learning_rate.get_config()["decay_rate"] == 0.9
+    assert loaded.loss == "mean_squared_error"
+    loaded.fit(rand(4, 4), rand(4, 3), verbose=0)
+
+
+def test_a_loss_keras_cannot_name_is_written_uncompiled(tmp_path):
+    def my_loss(y_true, y_pred):
+        return ((y_true - y_pred) ** 2).mean(axis=-1)
+
+    model = two_branch_model("sgd", loss=my_loss)
+    with pytest.warns(UserWarning, match=r"Model '.*' is written to the \.keras file uncompiled: .*my_loss"):
+        model.save(tmp_path / "m.keras")
+    assert not keras.saving.load_model(tmp_path / "m.keras").compiled

@@ -1,0 +1,85 @@
+"""A compiled model's compile arguments and optimizer state, as Keras 3 writes them.
+
+``compile_config`` names the optimizer, losses and metrics with their Keras
+modules (``keras.optimizers``, ``keras.losses``, ``keras.metrics``, learning
+rate schedules in ``keras.optimizers.schedules``); a loss or metric given as
+one of our functions is written by its name, which Keras resolves to its own
+function. The optimizer's variables go to ``optimizer/vars/0..n`` of the weight
+file: the iteration count, the learning rate, then each trainable weight's
+slots, weight by weight in the order of Keras' ``model.trainable_variables``.
+"""
+
+import warnings
+
+_DEFAULT_REDUCTION = "sum_over_batch_size"
+
+
+class _NotInKeras(Exception):
+    """A compile argument Keras has no equivalent for."""
+
+
+def keras_compile_config(model):
+    """Keras' ``compile_config`` for ``model``, or None when it is not compiled
+    or when an argument has no Keras equivalent (a function of the user's own:
+    then a warning names it and the file is written uncompiled).
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> model = Model(x, Dense(2)(x))
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> keras_compile_config(model)["optimizer"]["module"]
+        'keras.optimizers'
+    """
+    config = getattr(model, "_compile_config", None)
+    if config is None:
+        return None
+    try:
+        return {
+            "optimizer": _keras_object(config["optimizer"], "keras.optimizers"),
+            "loss": _structure(config["loss"], "keras.losses"),
+            "loss_weights": config["loss_weights"],
+            "metrics": _structure(config["metrics"], "keras.metrics"),
+            "weighted_metrics": _structure(config["weighted_metrics"], "keras.metrics"),
+        }
+    except _NotInKeras as error:
+        warnings.warn(f"Model {model.name!r} is written to the .keras file uncompiled: {error}", stacklevel=3)
+        return None
+
+
+def optimizer_state(model, trainable_in_keras_order):
+    """``(optimizer name, [arrays])`` for the ``optimizer/vars`` group, or None
+    when the model has no built optimizer to save or when the optimizer's
+    weights are not in Keras' order (``trainable_in_keras_order``), which the
+    slots follow; Keras then starts from a fresh optimizer."""
+    optimizer = getattr(model, "optimizer", None)
+    if getattr(model, "_compile_config", None) is None or optimizer is None or not optimizer.built:
+        return None
+    if [id(v) for v in optimizer._trainable_variables] != [id(v) for v in trainable_in_keras_order]:
+        return None
+    store = {}
+    optimizer.save_own_variables(store)
+    return optimizer.name, [store[str(index)] for index in range(len(store))]
+
+
+def _structure(value, module):
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return [_structure(v, module) for v in value]
+    if isinstance(value, dict) and "class_name" not in value:
+        return {k: _structure(v, module) for k, v in value.items()}
+    return _keras_object(value, module)
+
+
+def _keras_object(value, module):
+    class_name, config = value["class_name"], dict(value["config"])
+    if class_name in ("LossFunctionWrapper", "MeanMetricWrapper"):
+        location = str(config.get("fn"))
+        if not location.startswith("engine.") or config.get("reduction", _DEFAULT_REDUCTION) != _DEFAULT_REDUCTION:
+            raise _NotInKeras(f"{class_name} of {location!r} is not one of Keras' own functions.")
+        return location.rsplit(":", 1)[-1]
+    if isinstance(config.get("learning_rate"), dict):
+        config["learning_rate"] = _keras_object(config["learning_rate"], "keras.optimizers.schedules")
+    return {"module": module, "class_name": class_name, "config": config, "registered_name": None}

@@ -35,6 +35,7 @@ from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
 from engine.call_errors import raise_in_call_context
 from engine.call_keywords import checked_call_keywords
+from engine.keras_arguments import accept_keras_arguments
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call, traced_backward,
                                   traced_forward)
@@ -112,6 +113,7 @@ class Layer(Module):
     _combines_masks_only = False
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
+        dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)
         unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
             raise TypeError(

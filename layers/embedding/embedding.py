@@ -16,6 +16,8 @@ class Embedding(Layer):
         embeddings_regularizer: penalty on the table.
         embeddings_constraint: projection applied after each update.
         mask_zero: whether index 0 is padding; ``compute_mask`` then returns ``inputs != 0``.
+        weights: the initial table, an ``(input_dim, output_dim)`` array (or a
+            list holding it), as Keras takes it; the layer is then built.
 
     Inputs are integer arrays of any shape (floats holding integers are cast,
     as in Keras); the output appends an axis of size ``output_dim``. Indices
@@ -29,7 +31,7 @@ class Embedding(Layer):
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
-                 embeddings_constraint=None, mask_zero=False, **kwargs):
+                 embeddings_constraint=None, mask_zero=False, weights=None, **kwargs):
         for name, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
                 raise ValueError(
@@ -44,6 +46,9 @@ class Embedding(Layer):
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.supports_masking = self.mask_zero
+        if weights is not None:
+            self.build(None)
+            self.set_weights(weights if isinstance(weights, list) and len(weights) == 1 else [weights])
 
     def build(self, input_shape):
         self.embeddings = self.add_weight(

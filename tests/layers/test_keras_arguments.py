@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import layers as L
-from engine import Input, Layer, Model, Sequential
+from engine import Input, Layer, Model, Sequential, load_model
 from engine.keras_arguments import KERAS_ONLY_ARGUMENTS, _accepted_arguments
 from engine.keras_format.catalog import KERAS_LAYERS
 from engine.layer import _ALLOWED_KWARGS
@@ -208,3 +208,23 @@ def test_embedding_weights_set_the_initial_table_as_in_keras():
     assert ours.built and L.Embedding(10, 3, weights=[table]).get_weights()[0].tolist() == table.tolist()
     x = Input(shape=(3,), dtype="int32")
     np.testing.assert_array_equal(Model(x, L.Embedding(10, 3, weights=table)(x))(indices), table[indices])
+
+
+def test_a_keras_model_with_these_arguments_and_the_preprocessing_layers_round_trips(tmp_path):
+    x = keras.Input((9, 11, 3))
+    normalization = keras.layers.Normalization()
+    y = normalization(keras.layers.Rescaling(1 / 255.0)(x))
+    y = keras.layers.CenterCrop(6, 6)(keras.layers.Resizing(8, 8, antialias=True)(y))
+    y = keras.layers.BatchNormalization()(keras.layers.Conv2D(4, 3, activation="hard_swish")(y))
+    y = keras.layers.LSTM(5, return_sequences=True)(keras.layers.Reshape((16, 4))(y))
+    y = keras.layers.Dense(2, activation="hard_sigmoid")(keras.layers.MultiHeadAttention(2, 3)(y, y))
+    theirs = keras.Model(x, y)
+    data = np.random.default_rng(0).uniform(0, 255, size=(2, 9, 11, 3)).astype("float32")
+    normalization.adapt(data)
+    expected = np.asarray(theirs.predict(data, verbose=0))
+    theirs.save(tmp_path / "keras.keras")
+    ours = load_model(tmp_path / "keras.keras")
+    np.testing.assert_allclose(ours.predict(data, verbose=0), expected, rtol=1e-5, atol=1e-6)
+    ours.save(tmp_path / "ours.keras")
+    back = keras.saving.load_model(tmp_path / "ours.keras")
+    np.testing.assert_allclose(np.asarray(back.predict(data, verbose=0)), expected, rtol=1e-5, atol=1e-6)

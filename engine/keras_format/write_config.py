@@ -66,7 +66,7 @@ def keras_identity(layer):
         >>> keras_identity(BinaryOp("add", constant=3.0))
         ('keras.src.ops.numpy', 'Add', 'Add')
     """
-    return _identity(registered_name(type(layer)) or type(layer).__name__, layer.get_config())
+    return _identity(registered_name(type(layer)) or type(layer).__name__, layer.get_config(), type(layer))
 
 
 def keras_layer_entry(layer):
@@ -84,7 +84,7 @@ def keras_layer_entry(layer):
              "config": layer.get_config()}
     if getattr(layer, "_build_shapes", None) is not None:
         entry["build_config"] = _build_config(layer)
-    return _entry_from_serialized(entry)
+    return _entry_from_serialized(entry, type(layer))
 
 
 def _build_config(layer):
@@ -102,7 +102,10 @@ def _build_config(layer):
     return {"input_shape": layer._build_shapes}
 
 
-def _identity(class_name, config):
+def _identity(class_name, config, cls=None):
+    """Keras' ``(module, class_name, registered_name)`` for our class
+    registered as ``class_name`` (``cls`` itself when known: a user's class
+    may be known only to the load that created it)."""
     if class_name == "Lambda":
         raise ValueError(
             f"Layer {config.get('name')!r} is a Lambda layer: a .keras file can hold its function only as Python "
@@ -114,13 +117,13 @@ def _identity(class_name, config):
         module, keras_name = found
         registered = keras_name if is_op(module) or (module, keras_name) == FUNCTIONAL else None
         return module, keras_name, registered
-    cls = lookup(class_name)
+    cls = cls or lookup(class_name)
     return cls.__module__, cls.__name__, class_name
 
 
-def _entry_from_serialized(entry):
+def _entry_from_serialized(entry, cls=None):
     """The Keras wrapper of a layer from our ``serialize_layer`` dict."""
-    module, class_name, registered = _identity(entry["class_name"], entry["config"])
+    module, class_name, registered = _identity(entry["class_name"], entry["config"], cls)
     config = {key: _keras_value(key, value) for key, value in entry["config"].items()
               if key not in _NOT_IN_KERAS.get(class_name, ())}
     if class_name == "InputLayer":

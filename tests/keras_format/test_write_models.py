@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import pytest
 
-from engine import Input, Model, Sequential, load_model
+from engine import Input, Layer, Model, Sequential, load_model
 from engine.keras_format.writer import save_keras_model
 import layers as L
 
@@ -278,3 +278,52 @@ def test_a_loss_keras_cannot_name_is_written_uncompiled(tmp_path):
     with pytest.warns(UserWarning, match=r"Model '.*' is written to the \.keras file uncompiled: .*my_loss"):
         model.save(tmp_path / "m.keras")
     assert not keras.saving.load_model(tmp_path / "m.keras").compiled
+
+
+class Scale(Layer):  # a user's own layer: one weight, one config argument
+    def __init__(self, factor=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def build(self, input_shape):
+        self.gamma = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="gamma")
+
+    def call(self, inputs):
+        return inputs * self.gamma * self.factor
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}
+
+
+def keras_scale():
+    """Scale's Keras twin. Keras names a layer's weight group after its class
+    (``layers/scale``), so the twin must share the class name."""
+
+    class Scale(keras.layers.Layer):
+        def __init__(self, factor=1.0, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+        def build(self, input_shape):
+            self.gamma = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="gamma")
+
+        def call(self, inputs):
+            return inputs * self.gamma * self.factor
+
+        def get_config(self):
+            return {**super().get_config(), "factor": self.factor}
+
+    return Scale
+
+
+def test_a_users_layer_loads_in_keras_through_custom_objects(tmp_path):
+    x = Input(shape=(3,))
+    scale = Scale(factor=2.0)
+    model = Model(x, L.Dense(2)(scale(x)))
+    scale.gamma.assign(np.array([1.0, -2.0, 3.0], "float32"))
+    path = tmp_path / "m.keras"
+    model.save(path)
+    entry = json.loads(zipfile.ZipFile(path).read("config.json"))["config"]["layers"][1]
+    assert (entry["class_name"], entry["registered_name"], entry["config"]["factor"]) == ("Scale", "Scale", 2.0)
+    loaded = keras.saving.load_model(path, custom_objects={"Scale": keras_scale()})
+    np.testing.assert_allclose(np.asarray(loaded(rand(2, 3))), model(rand(2, 3)), rtol=1e-5, atol=1e-6)

@@ -96,6 +96,13 @@ class Normalization(Layer):
             data: a NumPy array, or an iterable of batches (a list, a generator;
                 ``(x, y)`` tuples count by their ``x``), whose statistics are
                 merged batch by batch.
+
+        Example:
+            >>> import numpy as np
+            >>> layer = Normalization()
+            >>> layer.adapt(np.array([[0.0, 10.0], [2.0, 30.0]]) for _ in range(3))
+            >>> layer.get_weights()[:2]
+            [array([ 1., 20.], dtype=float32), array([  1., 100.], dtype=float32)]
         """
         if self.input_mean is not None:
             raise ValueError(f"Layer {self.name!r} (Normalization) was given `mean` and `variance`, so adapt() "

@@ -93,6 +93,7 @@ def _entry(entry, depth):
     if ours in ("Functional", "Sequential") or class_name in ("Functional", "Sequential"):
         config = _model_config(config, depth + 1)
     else:
+        _refuse_bytecode(config, name, class_name)
         config = {key: _value(value, depth + 1) for key, value in config.items()}
     result = {"class_name": ours, "name": name, "config": config}
     for key in ("build_config", "compile_config"):
@@ -208,16 +209,27 @@ def _function_name(value):
     if isinstance(registered, str) and ">" in registered:
         return registered
     module, name = value.get("module"), value["config"]
-    if isinstance(module, str) and not module.startswith("keras"):
+    if not isinstance(module, str) or module.startswith("keras") or module == "builtins":
+        return name  # Keras writes "builtins" for a user's function, whatever its module
+    try:
+        lookup(name, kind="function")  # passed in custom_objects under its own name
+        return name
+    except ValueError:
         return f"{module}:{name}"
-    return name
 
 
-def _refuse_lambda(config, depth):
+def _refuse_bytecode(config, name, class_name):
+    """Raises, naming the layer, when one of its arguments is a lambda Keras wrote as bytecode."""
+    for key, value in config.items():
+        if isinstance(value, dict) and value.get("class_name") == "__lambda__":
+            _refuse_lambda(None, 0, f"argument {key!r} of layer {name!r} ({class_name})")
+
+
+def _refuse_lambda(config, depth, where="an argument of a layer"):
     raise ModelFormatError(
-        "The Keras config holds a Python lambda as bytecode (a Lambda layer, or a function argument), which "
-        "nodeweave never runs. Rebuild the model in Keras with a named function instead of the lambda, and "
-        "pass that function to the load as custom_objects={'name': fn}."
+        f"The Keras config holds a Python lambda as bytecode in {where}, which nodeweave never runs. Rebuild "
+        "the model in Keras with a named function instead of the lambda, and pass that function to the load "
+        "as custom_objects={'name': fn}."
     )
 
 

@@ -11,8 +11,6 @@ calls in this model), and our operator layers become Keras op nodes called on
 ``(x, 3.0)`` as Keras records ``x + 3.0``.
 """
 
-import inspect
-
 import numpy as np
 
 from engine import tree
@@ -82,24 +80,22 @@ def keras_layer_entry(layer):
         return _op_entry(layer)
     entry = {"class_name": registered_name(type(layer)) or type(layer).__name__, "name": layer.name,
              "config": layer.get_config()}
-    if getattr(layer, "_build_shapes", None) is not None:
-        entry["build_config"] = _build_config(layer)
+    if getattr(layer, "_build_shapes", None) is not None and not _called_on_several_tensors(layer):
+        entry["build_config"] = {"input_shape": layer._build_shapes}
     return _entry_from_serialized(entry, type(layer))
 
 
-def _build_config(layer):
-    """Keras' build config: ``{"input_shape": ...}``, or, for a layer first
-    called on several tensor arguments (``MultiHeadAttention(query, value)``),
-    ``{"shapes_dict": {"query_shape": ..., "value_shape": ...}}``."""
-    if layer._inbound_nodes:
-        node = layer._inbound_nodes[0]
-        bound = inspect.signature(type(layer).call).bind(None, *node.call_args, **node.call_kwargs).arguments
-        tensors = {f"{name}_shape": tree.map_structure(lambda t: _shape(t.shape), value)
-                   for name, value in bound.items()
-                   if any(isinstance(t, KerasTensor) for t in tree.flatten(value))}
-        if len(tensors) > 1:
-            return {"shapes_dict": tensors}
-    return {"input_shape": layer._build_shapes}
+def _called_on_several_tensors(layer):
+    """Whether the layer's first call took tensors in more than one argument
+    (``MultiHeadAttention(query, value)``, an RNN's ``initial_state=``). Keras
+    would write their shapes keyed by the names of its own ``call``'s
+    arguments, which ours need not share, so such a layer gets no build
+    config: Keras builds it when it replays the call."""
+    if not layer._inbound_nodes:
+        return False
+    node = layer._inbound_nodes[0]
+    arguments = [*node.call_args, *node.call_kwargs.values()]
+    return sum(any(isinstance(t, KerasTensor) for t in tree.flatten(a)) for a in arguments) > 1
 
 
 def _identity(class_name, config, cls=None):

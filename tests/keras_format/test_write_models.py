@@ -327,3 +327,28 @@ def test_a_users_layer_loads_in_keras_through_custom_objects(tmp_path):
     assert (entry["class_name"], entry["registered_name"], entry["config"]["factor"]) == ("Scale", "Scale", 2.0)
     loaded = keras.saving.load_model(path, custom_objects={"Scale": keras_scale()})
     np.testing.assert_allclose(np.asarray(loaded(rand(2, 3))), model(rand(2, 3)), rtol=1e-5, atol=1e-6)
+
+
+def test_tensors_in_keyword_arguments_and_several_outputs(tmp_path):
+    """An RNN's initial_state= and MultiHeadAttention's keywords are written as
+    Keras records them; layers taking tensors in several arguments are built by
+    Keras when it replays their call."""
+    x = Input(shape=(5, 3))
+    _, state_h, state_c = L.LSTM(4, return_state=True)(x)
+    h = L.LSTM(4, return_sequences=True)(x, initial_state=[state_h, state_c])
+    attended, scores = L.MultiHeadAttention(2, 2)(h, h, use_causal_mask=True, return_attention_scores=True)
+    model = Model(x, [attended, scores, state_c])
+    keras_round_trip(model, rand(2, 5, 3), tmp_path)
+
+
+def test_sequential_without_input_and_frozen_layers(tmp_path):
+    model = Sequential([L.Dense(4, trainable=False), L.Dense(2)])
+    model(rand(1, 3))
+    loaded = keras_round_trip(model, rand(2, 3), tmp_path)
+    assert [layer.trainable for layer in loaded.layers] == [False, True]
+
+
+def test_unused_input_and_an_input_as_output(tmp_path):
+    x, unused = Input(shape=(4,)), Input(shape=(2,))
+    model = Model([x, unused], [L.Dense(3)(x), x])
+    keras_round_trip(model, [rand(2, 4), rand(2, 2)], tmp_path)

@@ -2,8 +2,9 @@
 
 from engine import InputSpec, Layer
 from layers._arguments import is_int, standardize_data_format
+from layers._interpolation import INTERPOLATIONS
 from layers.preprocessing._floating import floating
-from layers.preprocessing._resize import INTERPOLATIONS, ImageResize
+from layers.preprocessing._resize import ImageResize
 
 
 def image_axes(data_format):

@@ -1,12 +1,12 @@
 """UpSampling1D and UpSampling2D: enlarge the spatial axes by integer factors."""
 
-import functools
 import math
 
 import numpy as np
 
 from engine import InputSpec, Layer
 from layers._arguments import is_int, standardize_data_format, standardize_tuple
+from layers._interpolation import interpolation_matrix, matmul_along
 from layers.reshaping._spatial import spatial_axes
 
 _INTERPOLATIONS = ("nearest", "bilinear")
@@ -97,7 +97,8 @@ class UpSampling2D(Layer):
             if self.interpolation == "nearest":
                 inputs = np.repeat(inputs, factor, axis=axis)
             else:
-                inputs = _matmul_along(inputs, axis, _bilinear_matrix(inputs.shape[axis], factor))
+                size = inputs.shape[axis]
+                inputs = matmul_along(inputs, axis, interpolation_matrix(size, size * factor, "bilinear"))
         return inputs
 
     def backward(self, cache, grad_outputs):
@@ -105,7 +106,8 @@ class UpSampling2D(Layer):
             if self.interpolation == "nearest":
                 grad_outputs = _sum_repeats(grad_outputs, axis, factor)
             else:
-                grad_outputs = _matmul_along(grad_outputs, axis, _bilinear_matrix(cache.shape[axis], factor).T)
+                size = cache.shape[axis]
+                grad_outputs = matmul_along(grad_outputs, axis, interpolation_matrix(size, size * factor, "bilinear").T)
         return grad_outputs, {}
 
     def flops(self, input_shapes, output_shapes):
@@ -126,25 +128,3 @@ def _sum_repeats(grad, axis, factor):
     """Backward of ``np.repeat(x, factor, axis)``: sums each run of ``factor`` gradients."""
     shape = grad.shape[:axis] + (grad.shape[axis] // factor, factor) + grad.shape[axis + 1:]
     return grad.reshape(shape).sum(axis=axis + 1)
-
-
-def _matmul_along(x, axis, matrix):
-    """Contracts ``x``'s ``axis`` with the matrix's rows:
-    ``y[..., j, ...] = sum_i x[..., i, ...] * matrix[i, j]``."""
-    return np.moveaxis(np.tensordot(x, matrix.astype(x.dtype), axes=(axis, 0)), -1, axis)
-
-
-@functools.lru_cache(maxsize=128)
-def _bilinear_matrix(size, factor):
-    """The ``(size, size * factor)`` linear interpolation matrix of ``jax.image.resize``.
-
-    Output pixel ``j`` has its center at input coordinate ``(j + 0.5) / factor - 0.5``;
-    it takes triangle-kernel weights ``max(0, 1 - |center - i|)`` from input pixels
-    ``i``, normalized to sum to 1 (which clamps to the edge pixels at the borders).
-    When upsampling, jax's antialiasing does not change the kernel.
-    """
-    centers = (np.arange(size * factor) + 0.5) / factor - 0.5
-    weights = np.maximum(0.0, 1.0 - np.abs(centers[None, :] - np.arange(size)[:, None]))
-    weights /= weights.sum(axis=0, keepdims=True)
-    weights.flags.writeable = False
-    return weights

@@ -7,7 +7,7 @@ import pytest
 
 from engine import Input, Model, load_model
 from layers import CenterCrop, Resizing
-from layers.preprocessing._resize import INTERPOLATIONS, interpolation_matrix
+from layers._interpolation import INTERPOLATIONS, interpolation_matrix
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,
                                  assert_symbolic_shape_matches_eager, keras)
 from tests.layers.preprocessing_checks import assert_traced_gradients_match

@@ -206,7 +206,8 @@ class Layer(Module):
         dtype = dtype_name(dtype or self.dtype)
         if initializer is None:
             initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
-        charge_weight(self.name, name, shape, dtype)
+        if charge_weight(self.name, name, shape, dtype):
+            initializer = "zeros"  # a load assigns it from the file: no initial values to draw
         value = np.asarray(initializers.get(initializer)(shape, dtype=dtype), dtype=dtype)
         if value.shape != shape:
             raise ValueError(

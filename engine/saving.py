@@ -291,7 +291,7 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=N
         raise ModelFormatError(f"{source!r} is not a nodeweave model file (not a zip archive: {error}).") from error
     with as_model_format_error(f"Cannot load model file {source!r}"), archive:
         if is_keras_archive(archive):
-            return load_keras_archive(archive, source, custom_objects, safe_mode, limits)
+            return load_keras_archive(archive, source, custom_objects, compile, safe_mode, limits)
         return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
 
 
@@ -336,7 +336,8 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, mod
     weights_info = archive.getinfo("weights.npz")
     with loading_scope(custom_objects, safe_mode), \
             weight_budget(weights_info.file_size, f"the size of weights.npz in {path!r}",
-                          "The config declares more weights than the file holds: a damaged or hostile file."):
+                          "The config declares more weights than the file holds: a damaged or hostile file.",
+                          filled_from_file=True):
         model = deserialize_layer(config)
         if models_only and _graph_layers(model) is None:
             raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")

@@ -105,7 +105,7 @@ def depthwise_conv(x, kernel, strides, dilation_rate, pads):
     for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
         np.multiply(padded[target][..., None], kernel[tap], out=product)
         outputs += product
-    return outputs.reshape(outputs.shape[:-2] + (-1,)), padded
+    return outputs.reshape(outputs.shape[:-2] + (math.prod(kernel.shape[-2:]),)), padded  # explicit: batch 0
 
 
 def depthwise_conv_grads(padded, grad_outputs, kernel, strides, dilation_rate, pads, spatial):

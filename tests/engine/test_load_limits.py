@@ -1,3 +1,4 @@
+import io
 import os
 import threading
 import zipfile
@@ -6,7 +7,8 @@ import numpy as np
 import pytest
 
 from engine import Input, LoadLimits, Model, ModelFormatError, load_model, model_from_json
-from engine.load_limits import charge_weight, npz_size_bound, weight_budget
+from engine.load_limits import _parse_npy_header, charge_weight, npz_size_bound, weight_budget
+from engine.utils import random_generator
 from layers import Dense
 
 
@@ -45,8 +47,48 @@ def test_the_weight_budget_is_per_thread_and_ends_with_its_scope():
         thread.join()
         with pytest.raises(ModelFormatError, match="past 8 bytes, a test budget. Nothing to do."):
             charge_weight("l", "w", (1,), "float32")
-    assert seen == [None]
-    charge_weight("l", "w", (10**9,), "float32")  # no load in progress: no budget
+    assert seen == [False]
+    assert not charge_weight("l", "w", (10**9,), "float32")  # no load in progress: no budget
+    with weight_budget(8, "a test budget", "Nothing to do.", filled_from_file=True):
+        assert charge_weight("l", "w", (2,), "float32")  # the load assigns it from the file
+
+
+def test_a_model_file_loads_without_drawing_initial_values(tmp_path):
+    path = tmp_path / "m.nw"
+    model = _model()
+    model.save(path)
+    generator = random_generator()
+    before = generator.bit_generator.state
+    loaded = load_model(path)
+    assert generator.bit_generator.state == before
+    np.testing.assert_array_equal(loaded.get_layer("d").kernel.value, model.get_layer("d").kernel.value)
+    model_from_json(model.to_json())  # a config alone has no weights: they are drawn
+    assert generator.bit_generator.state != before
+
+
+@pytest.mark.parametrize("array", [np.arange(12, dtype="float32").reshape(3, 4), np.ones((), "float64"),
+                                   np.zeros((0, 2), "int32"), np.asfortranarray(np.ones((2, 3), "<f4")),
+                                   np.ones((70000,), ">f4"), np.ones((3,), "<U2"), np.zeros(2, [("a", "<f4")])])
+def test_npy_headers_are_parsed_as_numpy_parses_them(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    shape, fortran_order, dtype, offset = _parse_npy_header(buffer.getvalue())
+    buffer.seek(0)
+    np.lib.format.read_magic(buffer)
+    assert (shape, fortran_order, dtype) == np.lib.format.read_array_header_1_0(buffer)
+    assert offset == buffer.tell()
+
+
+@pytest.mark.parametrize("member, message", [
+    (b"NUMPY\x01\x00", "does not start with the .npy magic string"),
+    (b"\x93NUMPY\x04\x00", r"unsupported .npy format version \(4, 0\)"),
+    (b"\x93NUMPY\x01\x00\xff\xff{'descr'", "expected 65535 bytes"),
+    (b"\x93NUMPY\x01\x00\x3c\x00{'descr': '<f9', 'fortran_order': False, 'shape': (3,), }         \n",
+     "not a valid dtype descriptor"),
+])
+def test_malformed_npy_headers_raise_value_error(member, message):
+    with pytest.raises(ValueError, match=message):
+        _parse_npy_header(member)
 
 
 def test_load_weights_checks_each_header_and_skips_mismatches_unread(tmp_path):

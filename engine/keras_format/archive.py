@@ -7,7 +7,7 @@ import json
 
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
-from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_entry
+from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
 from engine.keras_format.weights_h5 import keras_variable_paths, read_weights, size_bound
 from engine.load_limits import check_members, read_member, weight_budget
 from engine.registry import loading_scope
@@ -21,16 +21,16 @@ def is_keras_archive(archive):
     return "model.weights.h5" in archive.namelist()
 
 
-def load_keras_archive(archive, source, custom_objects, safe_mode, limits):
-    """Rebuilds the model of a Keras 3 archive with our layers, with its weights.
-
-    The compile arguments Keras saved are not applied: compile the model
-    again to train it.
+def load_keras_archive(archive, source, custom_objects, compile, safe_mode, limits):
+    """Rebuilds the model of a Keras 3 archive with our layers, with its weights
+    and, when ``compile``, compiled as Keras saved it (the optimizer starts
+    without the state Keras saved).
 
     Args:
         archive: the open ``zipfile.ZipFile``.
         source: names the file in errors.
         custom_objects: ``{"Name": class_or_function}`` for the file's own layers.
+        compile: whether to compile the model with the arguments it was compiled with.
         safe_mode: whether code named by the file may be imported (never bytecode).
         limits: the ``LoadLimits`` of this load.
 
@@ -58,6 +58,11 @@ def load_keras_archive(archive, source, custom_objects, safe_mode, limits):
     content = read_member(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source)), limits,
                           source, f"the size of the model's {len(paths)} weights")
     read_weights(content, paths, source)
+    if compile and config.get("compile_config"):
+        from engine.saving import compile_from_config
+
+        with loading_scope(custom_objects, safe_mode):
+            compile_from_config(model, to_nodeweave_compile_config(config["compile_config"]), repr(source))
     return model
 
 

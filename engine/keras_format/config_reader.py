@@ -70,6 +70,19 @@ def to_nodeweave_entry(entry):
     return _entry(entry, 0)
 
 
+def to_nodeweave_compile_config(config):
+    """Our compile config (``compile_from_config``'s) for the one Keras 3
+    saves: optimizers, losses and metrics as ``{"class_name", "config"}``,
+    without the arguments only Keras has, at their defaults.
+
+    Example:
+        >>> to_nodeweave_compile_config({"optimizer": {"module": "keras.optimizers", "class_name": "SGD",
+        ...     "config": {"learning_rate": 0.1, "use_ema": False}, "registered_name": None}, "loss": "mse"})
+        {'optimizer': {'class_name': 'SGD', 'config': {'learning_rate': 0.1}}, 'loss': 'mse'}
+    """
+    return _value(config, 0)
+
+
 def to_nodeweave_model_config(config):
     """Our config for the ``get_config()`` of a Keras 3 Functional or Sequential
     model (``Model.from_config`` takes what Keras' ``model.get_config()`` gives)."""
@@ -251,7 +264,8 @@ _SPECIAL_VALUES = {
     "__tensor__": _array_value,
     "__lambda__": _refuse_lambda,
 }
-_SMALL_OBJECT_MODULES = (catalog.INITIALIZERS_MODULE, catalog.REGULARIZERS_MODULE, catalog.CONSTRAINTS_MODULE)
+_SMALL_OBJECT_MODULES = (catalog.INITIALIZERS_MODULE, catalog.REGULARIZERS_MODULE, catalog.CONSTRAINTS_MODULE,
+                         catalog.OPTIMIZERS_MODULE, catalog.LOSSES_MODULE, catalog.METRICS_MODULE)
 
 
 # ----------------------------------------------------------------- calls

@@ -159,3 +159,20 @@ def test_cli_summary_opens_a_keras_file(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"Total params: {keras_model.count_params():,}" in printed
     assert "conv2d" in printed
+
+
+def test_compiled_keras_model_loads_compiled(tmp_path):
+    keras_model = sequential_model()
+    keras_model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.5), loss=keras.losses.CategoricalCrossentropy(),
+                        metrics=[keras.metrics.CategoricalAccuracy()])
+    path = save_keras(keras_model, tmp_path)
+    ours = load_model(path)
+    assert type(ours.optimizer).__name__ == "SGD"
+    assert (ours.optimizer.get_config()["momentum"], round(float(ours.optimizer.learning_rate), 6)) == (0.5, 0.05)
+    rng = np.random.default_rng(0)
+    images, labels = rng.normal(size=(8, 8, 8, 3)).astype("float32"), np.eye(3, dtype="float32")[rng.integers(0, 3, 8)]
+    expected = keras_model.evaluate(images, labels, verbose=0, return_dict=True)
+    received = ours.evaluate(images, labels, verbose=0, return_dict=True)
+    assert received["loss"] == pytest.approx(expected["loss"], rel=1e-5)
+    assert received["categorical_accuracy"] == pytest.approx(expected["categorical_accuracy"])
+    assert getattr(load_model(path, compile=False), "optimizer", None) is None

@@ -93,9 +93,9 @@ class Normalization(Layer):
         """Sets ``mean`` and ``variance`` to the statistics of ``data`` over the reduced axes.
 
         Args:
-            data: a NumPy array, or an iterable of batches (a list, a generator;
-                ``(x, y)`` tuples count by their ``x``), whose statistics are
-                merged batch by batch.
+            data: a NumPy array, or an iterable of batches (a list, a generator,
+                a ``PyDataset``; ``(x, y)`` tuples count by their ``x``), whose
+                statistics are merged batch by batch.
 
         Example:
             >>> import numpy as np
@@ -107,6 +107,9 @@ class Normalization(Layer):
         if self.input_mean is not None:
             raise ValueError(f"Layer {self.name!r} (Normalization) was given `mean` and `variance`, so adapt() "
                              "has nothing to set. Create the layer without them to adapt it to data.")
+        if not isinstance(data, np.ndarray) and not hasattr(data, "__iter__"):
+            raise TypeError(f"Layer {self.name!r} (Normalization): adapt() expects a NumPy array or an iterable of "
+                            f"batches, received {type(data).__name__}.")
         batches = iter([data]) if isinstance(data, np.ndarray) else iter(data)
         first = next(batches, None)
         if first is None:

@@ -4,7 +4,7 @@ and the traced gradient of its own call."""
 import numpy as np
 import pytest
 
-from engine import Input, Model, load_model
+from engine import Input, Model, PyDataset, load_model
 from layers import Normalization
 from tests.layers.oracle import assert_config_round_trip, assert_gradients, keras
 from tests.layers.preprocessing_checks import assert_traced_gradients_match
@@ -36,7 +36,17 @@ def test_adapt_on_batches_merges_them_as_the_whole_array():
     whole.adapt(x)
     batched.adapt(x[i:i + 6] for i in range(0, len(x), 6))  # a generator, batches of unequal sizes
     pairs.adapt([(x[:5], None), (x[5:], None)])  # (x, y) batches count by x
-    for layer in (batched, pairs):
+
+    class Batches(PyDataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, index):
+            return x[5 * index:5 * index + 5], np.zeros(5)
+
+    dataset = Normalization(axis=(1, 2))
+    dataset.adapt(Batches())
+    for layer in (batched, pairs, dataset):
         for got, want in zip(layer.get_weights(), whole.get_weights()):
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
@@ -103,6 +113,8 @@ def test_errors():
     layer.adapt(_x())
     with pytest.raises(ValueError, match=r"built with input_shape=\(20, 4, 3\).*incompatible shape, data.shape=\(2, 4, 5\)"):
         layer.adapt(np.ones((2, 4, 5)))
+    with pytest.raises(TypeError, match=r"adapt\(\) expects a NumPy array or an iterable of batches, received float"):
+        Normalization().adapt(3.0)
     with pytest.raises(ValueError, match="adapt\\(\\) received no data"):
         Normalization().adapt([])
     with pytest.raises(ValueError, match="was given `mean` and `variance`, so adapt\\(\\) has nothing to set"):

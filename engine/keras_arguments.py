@@ -24,7 +24,7 @@ _BOUNDING_BOXES = {"bounding_box_format": ((None,), "bounding boxes transformed 
 # Every layer: one precision, so casting the weights to the computation's dtype is always a no-op.
 _EVERY_LAYER = {"autocast": ((True, False), "")}
 
-KERAS_ONLY_ARGUMENTS = {
+KERAS_LAYER_ARGUMENTS = {
     "Dense": {**_LORA, **_QUANTIZATION},
     "Embedding": {**_LORA, **_QUANTIZATION},
     "Conv1D": _LORA,
@@ -103,7 +103,7 @@ def _accepted_arguments(layer_class):
     accepted = dict(_EVERY_LAYER)
     for klass in reversed(layer_class.__mro__):
         if klass.__module__.split(".")[0] in ("engine", "layers"):
-            accepted.update(KERAS_ONLY_ARGUMENTS.get(klass.__name__, {}))
+            accepted.update(KERAS_LAYER_ARGUMENTS.get(klass.__name__, {}))
     return accepted
 
 

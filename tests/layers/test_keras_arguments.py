@@ -10,7 +10,7 @@ import pytest
 
 import layers as L
 from engine import Input, Layer, Model, Sequential, load_model
-from engine.keras_arguments import KERAS_ONLY_ARGUMENTS, _accepted_arguments
+from engine.keras_arguments import KERAS_LAYER_ARGUMENTS, _accepted_arguments
 from engine.keras_format.catalog import KERAS_LAYERS
 from engine.layer import _ALLOWED_KWARGS
 from tests.engine.test_saving_catalog import EXAMPLES
@@ -149,11 +149,11 @@ def test_the_table_lists_exactly_what_keras_takes_and_our_constructor_lacks(name
     keras_only = set(keras_defaults(name)) - ours
     accepted = set(_accepted_arguments(getattr(L, name)))
     assert keras_only <= accepted, f"{name}: Keras arguments neither implemented nor in the table: {keras_only - accepted}"
-    listed = {argument for klass in getattr(L, name).__mro__ for argument in KERAS_ONLY_ARGUMENTS.get(klass.__name__, {})}
+    listed = {argument for klass in getattr(L, name).__mro__ for argument in KERAS_LAYER_ARGUMENTS.get(klass.__name__, {})}
     assert listed <= keras_only, f"{name}: the table lists arguments Keras does not take: {listed - keras_only}"
 
 
-CASES = sorted((name, argument) for name, table in KERAS_ONLY_ARGUMENTS.items() for argument in table)
+CASES = sorted((name, argument) for name, table in KERAS_LAYER_ARGUMENTS.items() for argument in table)
 
 
 def test_every_argument_of_the_table_is_tested_refused_or_honoured():

@@ -26,6 +26,7 @@ ROW_FIELDS = {
     "dask_scoring": {"model", "samples", "in_memory_samples_per_s", "dask_threads_samples_per_s",
                      "local_cluster_samples_per_s", "block_generation_samples_per_s"},
     "streaming_memory": {"data", "array_mb", "seconds", "peak_mb"},
+    "keras_apps": {"case", "seconds", "ratios"},
 }
 
 

@@ -1,0 +1,158 @@
+"""keras.applications side by side with Keras 3 (jax backend), issue 15.
+
+- Inference at 224x224 of ResNet50 and MobileNetV2, batch 1 and 16: nodeweave's
+  ``model(x)`` (the model loaded from Keras' own ``.keras`` file) against Keras'
+  eager ``model(x)`` and its compiled ``predict_on_batch``. Goals: at most 1.0x
+  Keras' eager call at batch 16 and 1.5x at batch 1.
+- Building and loading each of the 14 architectures (``weights=None``, default
+  input size): Keras builds with ``keras.applications``, nodeweave from Keras'
+  ``model.to_json()``; each loads its own file (``.keras``, ``.nw``), and
+  nodeweave the ``.keras`` too. Goals: nodeweave builds faster than Keras, and
+  loads a ``.nw`` in at most 1.5x its build.
+
+Threads are NOT pinned here, unlike the other benchmarks: each library runs at
+its defaults, which is what users get (nodeweave runs a model on one BLAS
+thread, engine/blas_threads.py; XLA uses every core).
+"""
+
+import gc
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+os.environ["KERAS_BACKEND"] = "jax"
+
+ARCHITECTURES = ["VGG16", "ResNet50", "ResNet50V2", "InceptionV3", "Xception", "MobileNet", "MobileNetV2",
+                 "MobileNetV3Small", "DenseNet121", "NASNetMobile", "EfficientNetB0", "EfficientNetV2B0",
+                 "ConvNeXtTiny", "InceptionResNetV2"]
+INFERENCE = ["ResNet50", "MobileNetV2"]
+GOALS = {1: 1.5, 16: 1.0}
+
+
+def custom_objects():
+    """The two application-private Keras layers, written as a user writes them for nodeweave."""
+    from engine import Layer, initializers
+
+    class LayerScale(Layer):
+        """ConvNeXt's: multiplies the last axis by a learned vector."""
+
+        def __init__(self, init_values, projection_dim, **kwargs):
+            super().__init__(**kwargs)
+            self.init_values, self.projection_dim = init_values, projection_dim
+
+        def build(self, input_shape):
+            self.gamma = self.add_weight(shape=(self.projection_dim,), name="gamma",
+                                         initializer=initializers.Constant(self.init_values))
+
+        def call(self, inputs):
+            return inputs * self.gamma.value
+
+        def get_config(self):
+            return {**super().get_config(), "init_values": self.init_values, "projection_dim": self.projection_dim}
+
+    class CustomScaleLayer(Layer):
+        """InceptionResNetV2's: ``inputs[0] + inputs[1] * scale``."""
+
+        def __init__(self, scale, **kwargs):
+            super().__init__(**kwargs)
+            self.scale = scale
+
+        def call(self, inputs):
+            return inputs[0] + inputs[1] * self.scale
+
+        def get_config(self):
+            return {**super().get_config(), "scale": self.scale}
+
+    return {"LayerScale": LayerScale, "CustomScaleLayer": CustomScaleLayer}
+
+
+def keras_application(name, size=None):
+    import keras
+
+    shape = None if size is None else (size, size, 3)
+    return getattr(keras.applications, name)(weights=None, input_shape=shape)
+
+
+def inference_rows(folder, smoke):
+    from benchmarks.harness import measure
+    from engine import load_model
+
+    size = 32 if smoke else 224
+    rows = []
+    print(f"{'model':>12} {'batch':>5} {'nodeweave ms':>13} {'keras eager ms':>15} {'keras compiled ms':>18} "
+          f"{'/ eager':>8} {'goal':>5}")
+    for name in INFERENCE[1:] if smoke else INFERENCE:
+        theirs = keras_application(name, size)
+        path = os.path.join(folder, f"{name}.keras")
+        theirs.save(path)
+        ours = load_model(path)
+        for batch in (1,) if smoke else (1, 16):
+            x = np.random.default_rng(0).uniform(-1, 1, (batch, size, size, 3)).astype("float32")
+            difference = float(np.max(np.abs(ours(x) - np.asarray(theirs(x)))))
+            result = measure({"nodeweave": lambda: ours(x), "keras_eager": lambda: theirs(x),
+                              "keras_compiled": lambda: theirs.predict_on_batch(x)},
+                             repeats=1 if smoke else (9 if batch == 1 else 5))
+            ms = {k: v["median"] * 1e3 for k, v in result.items()}
+            ratio = ms["nodeweave"] / ms["keras_eager"]
+            print(f"{name:>12} {batch:>5} {ms['nodeweave']:13.1f} {ms['keras_eager']:15.1f} "
+                  f"{ms['keras_compiled']:18.1f} {ratio:8.2f} {GOALS[batch]:5.1f}", flush=True)
+            rows.append({"case": f"{name} inference batch {batch}", "seconds": result, "goal": GOALS[batch],
+                         "ratios": {"to_keras_eager": ratio,
+                                    "to_keras_compiled": ms["nodeweave"] / ms["keras_compiled"]},
+                         "max_abs_difference": difference})
+    return rows
+
+
+def build_and_load_rows(folder, smoke):
+    import keras
+
+    from benchmarks.harness import measure
+    from engine import load_model, model_from_json
+
+    objects = custom_objects()
+    rows = []
+    print(f"\n{'model':>17} {'keras build s':>14} {'nw build s':>11} {'nw / keras':>11} {'nw load .nw s':>14} "
+          f"{'load / build':>13} {'keras load s':>13} {'nw load .keras s':>17}")
+    for name in ["MobileNet"] if smoke else ARCHITECTURES:
+        size = 32 if smoke else None
+        theirs = keras_application(name, size)
+        text = theirs.to_json()
+        keras_path, ours_path = os.path.join(folder, f"{name}.keras"), os.path.join(folder, f"{name}.nw")
+        theirs.save(keras_path)
+        model_from_json(text, custom_objects=objects).save(ours_path)
+        del theirs
+        gc.collect()
+        result = measure({
+            "keras_build": lambda: keras_application(name, size),
+            "nodeweave_build": lambda: model_from_json(text, custom_objects=objects),
+            "nodeweave_load_nw": lambda: load_model(ours_path, custom_objects=objects),
+            "keras_load_keras": lambda: keras.saving.load_model(keras_path),
+            "nodeweave_load_keras": lambda: load_model(keras_path, custom_objects=objects),
+        }, repeats=1 if smoke else 3, warmup=0 if smoke else 1)
+        s = {k: v["median"] for k, v in result.items()}
+        build_ratio, load_ratio = s["nodeweave_build"] / s["keras_build"], s["nodeweave_load_nw"] / s["nodeweave_build"]
+        print(f"{name:>17} {s['keras_build']:14.2f} {s['nodeweave_build']:11.2f} {build_ratio:11.2f} "
+              f"{s['nodeweave_load_nw']:14.2f} {load_ratio:13.2f} {s['keras_load_keras']:13.2f} "
+              f"{s['nodeweave_load_keras']:17.2f}", flush=True)
+        rows.append({"case": f"{name} build and load", "seconds": result,
+                     "ratios": {"build_to_keras_build": build_ratio, "load_nw_to_build": load_ratio}})
+        keras.backend.clear_session()
+        gc.collect()
+    return rows
+
+
+def main(smoke=False):
+    import keras
+
+    from benchmarks.harness import save
+
+    folder = tempfile.mkdtemp()
+    rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke)
+    save("keras_apps", {"rows": rows, "keras": keras.__version__, "threads": "each library's default"})
+    return rows
+
+
+if __name__ == "__main__":
+    main(smoke="--smoke" in sys.argv)

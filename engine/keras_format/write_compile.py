@@ -11,6 +11,8 @@ slots, weight by weight in the order of Keras' ``model.trainable_variables``.
 
 import warnings
 
+import numpy as np
+
 _DEFAULT_REDUCTION = "sum_over_batch_size"
 
 
@@ -50,17 +52,32 @@ def keras_compile_config(model):
 
 def optimizer_state(model, trainable_in_keras_order):
     """``(optimizer name, [arrays])`` for the ``optimizer/vars`` group, or None
-    when the model has no built optimizer to save or when the optimizer's
-    weights are not in Keras' order (``trainable_in_keras_order``), which the
-    slots follow; Keras then starts from a fresh optimizer."""
+    when the model has no built optimizer to save.
+
+    The slots follow the order of the weights the optimizer was built on,
+    Keras' order of ``model.trainable_variables`` (``trainable_in_keras_order``)
+    when it reads them back. When the two differ (Keras orders the layers of a
+    branching graph by depth), a twin optimizer built on Keras' order names
+    each slot's place, and the slot of the same name (the weight's path and
+    the slot's kind) fills it.
+    """
     optimizer = getattr(model, "optimizer", None)
     if getattr(model, "_compile_config", None) is None or optimizer is None or not optimizer.built:
         return None
+    variables = optimizer.variables
     if [id(v) for v in optimizer._trainable_variables] != [id(v) for v in trainable_in_keras_order]:
-        return None
-    store = {}
-    optimizer.save_own_variables(store)
-    return optimizer.name, [store[str(index)] for index in range(len(store))]
+        twin = type(optimizer).from_config(optimizer.get_config())
+        head = len(twin.variables)
+        twin.build(trainable_in_keras_order)
+        slots = {variable.name: variable for variable in variables[head:]}
+        if len(slots) != len(variables) - head or len(twin.variables) != len(variables):
+            warnings.warn(
+                f"The state of optimizer {optimizer.name!r} is not written to the .keras file of model "
+                f"{model.name!r}: its slots cannot be matched to Keras' order of the weights (two weights share a "
+                "path). Keras will start training with fresh moments; save as .nw to keep them.", stacklevel=3)
+            return None
+        variables = variables[:head] + [slots[variable.name] for variable in twin.variables[head:]]
+    return optimizer.name, [np.array(variable.value) for variable in variables]
 
 
 def _structure(value, module):

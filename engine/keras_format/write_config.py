@@ -147,10 +147,8 @@ def _keras_value(key, value):
 
 def _op_entry(layer):
     module, class_name, registered = keras_identity(layer)
-    config = {"name": layer.name}
-    for ours, keras_key in (("decimals", "decimals"), ("newshape", "newshape"), ("axis", "axis")):
-        if ours in layer.get_config():
-            config[keras_key] = layer.get_config()[ours]
+    ours = layer.get_config()
+    config = {"name": layer.name, **{key: ours[key] for key in ("decimals", "newshape", "axis") if key in ours}}
     return {"module": module, "class_name": class_name, "config": config, "registered_name": registered}
 
 

@@ -10,6 +10,8 @@ import keras
 import numpy as np
 import pytest
 
+import engine.optimizers
+
 from engine import Input, Layer, Model, Sequential, load_model
 from engine.keras_format.writer import save_keras_model
 import layers as L
@@ -352,3 +354,20 @@ def test_unused_input_and_an_input_as_output(tmp_path):
     x, unused = Input(shape=(4,)), Input(shape=(2,))
     model = Model([x, unused], [L.Dense(3)(x), x])
     keras_round_trip(model, [rand(2, 4), rand(2, 2)], tmp_path)
+
+
+def test_optimizer_state_follows_keras_order_of_a_branching_graph(tmp_path):
+    x = Input(shape=(4,))
+    direct = L.Dense(3)(x)
+    deep = L.Dense(3)(L.Dense(5)(x))  # Keras lists this deeper branch's first layer first
+    model = Model(x, L.Add()([direct, deep]))
+    model.compile(optimizer=engine.optimizers.Adam(amsgrad=True), loss="mse")
+    model.fit(rand(4, 4), rand(4, 3), batch_size=2, verbose=0)
+    loaded = keras_round_trip(model, rand(2, 4), tmp_path)
+    assert [v.path for v in loaded.trainable_variables] != [v.path for v in model.trainable_weights]
+    # Both name a slot after its weight's path and its kind (dense_1_kernel_velocity_hat).
+    ours = {variable.name: variable.value for variable in model.optimizer.variables}
+    theirs = {variable.name: np.asarray(variable) for variable in loaded.optimizer.variables}
+    assert set(ours) == set(theirs) and len(theirs) == 2 + 3 * 6
+    for name, value in theirs.items():
+        np.testing.assert_allclose(value, ours[name], rtol=1e-6, err_msg=name)

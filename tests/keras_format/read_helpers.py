@@ -47,7 +47,8 @@ def assert_same_model(keras_model, ours, inputs, rtol=1e-5):
         want = np.asarray(want)
         assert got.shape == want.shape
         scale = max(float(np.abs(want).max()), 1e-6)
-        assert float(np.abs(np.asarray(got, want.dtype) - want).max()) <= rtol * scale
+        error = float(np.abs(np.asarray(got, want.dtype) - want).max())
+        assert error <= rtol * scale, f"outputs differ by {error:.3g}, {error / scale:.3g} of the largest output"
     assert ours.count_params() == keras_model.count_params()
     assert summary_totals(ours) == summary_totals(keras_model)
 

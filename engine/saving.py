@@ -255,10 +255,12 @@ def write_archive(layer, handle):
 
 def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=None):
     """Rebuilds a model saved with ``model.save``: architecture, weights and, when
-    ``compile``, the optimizer with its state.
+    ``compile``, the optimizer with its state. Also opens Keras 3 ``.keras``
+    archives, with our layers (see ``engine.keras_format``; the optimizer then
+    starts without Keras' saved state).
 
     Args:
-        path: the ``.nw`` file.
+        path: the ``.nw`` file, or a ``.keras`` file saved by Keras 3.
         custom_objects: ``{"Name": class_or_function}`` for the user's own layers
             and functions the file names, for this load only.
         compile: whether to compile the model as it was saved.
@@ -472,7 +474,7 @@ def to_json(model, **kwargs):
 
 
 def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
-    """Rebuilds a model (fresh weights) from ``to_json``'s output.
+    """Rebuilds a model (fresh weights) from ``to_json``'s output, ours or Keras 3's.
 
     Args:
         text: the JSON string.

@@ -23,6 +23,7 @@ from engine.functional_config import deserialize_layer, serialize_layer
 from engine.keras_format.archive import is_keras_archive, load_keras_archive
 from engine.keras_format.config_reader import as_nodeweave_entry
 from engine.keras_tensor import KerasTensor
+from engine.gc_pause import collector_paused
 from engine.load_limits import (
     LoadLimits,
     check_members,
@@ -324,6 +325,7 @@ def load_archive_bytes(data, custom_objects=None, safe_mode=True, limits=None):
         return _load_archive(archive, "<bytes>", custom_objects, True, safe_mode, limits, models_only=False)
 
 
+@collector_paused()
 def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, models_only=True):
     check_members(archive, _MEMBERS, ("config.json", "metadata.json", "weights.npz"), path)
     metadata = _read_json(archive, "metadata.json", path, limits.max_metadata_bytes, limits, "max_metadata_bytes")

@@ -70,13 +70,15 @@ def optimizer_state(model, trainable_in_keras_order):
         head = len(twin.variables)
         twin.build(trainable_in_keras_order)
         slots = {variable.name: variable for variable in variables[head:]}
-        if len(slots) != len(variables) - head or len(twin.variables) != len(variables):
+        matched = [slots.get(variable.name) for variable in twin.variables[head:]]
+        if len(slots) != len(variables) - head or len(matched) != len(slots) or None in matched:
             warnings.warn(
                 f"The state of optimizer {optimizer.name!r} is not written to the .keras file of model "
-                f"{model.name!r}: its slots cannot be matched to Keras' order of the weights (two weights share a "
-                "path). Keras will start training with fresh moments; save as .nw to keep them.", stacklevel=3)
+                f"{model.name!r}: its slots cannot be matched to Keras' order of the weights (the trainable "
+                "weights changed since the optimizer was built, or two weights share a path). Keras will start "
+                "training with fresh moments; save as .nw to keep them.", stacklevel=3)
             return None
-        variables = variables[:head] + [slots[variable.name] for variable in twin.variables[head:]]
+        variables = variables[:head] + matched
     return optimizer.name, [np.array(variable.value) for variable in variables]
 
 

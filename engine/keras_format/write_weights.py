@@ -47,7 +47,8 @@ def weights_h5_bytes(model):
         raise ImportError("Writing a .keras file needs h5py, for its model.weights.h5: pip install h5py") from error
     entries = keras_weight_entries(model)
     _check_every_weight_written(model, entries)
-    state = optimizer_state(model, [variable for _, variable in entries if variable.trainable])
+    trainable = {id(variable) for variable in model.trainable_weights}
+    state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable])
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as file:
         for path, name in _named_groups(model, ""):

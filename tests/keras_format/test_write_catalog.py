@@ -80,7 +80,8 @@ CASES = {
     "ZeroPadding1D": (lambda: L.ZeroPadding1D(1), [((4, 3), F)], "one"),
     "ZeroPadding2D": (lambda: L.ZeroPadding2D(((1, 0), (2, 1))), [((4, 4, 3), F)], "one"),
 }
-# Catalog classes a .keras file cannot hold, with the reason (each has its own test below).
+# Catalog classes with no small model of their own here: Lambda is refused (test_write_models.py),
+# InputLayer is in every model.
 NOT_WRITABLE = {"Lambda": "its function is Python code", "InputLayer": "written with every model, not alone"}
 
 

@@ -358,8 +358,8 @@ def test_unused_input_and_an_input_as_output(tmp_path):
 
 def test_optimizer_state_follows_keras_order_of_a_branching_graph(tmp_path):
     x = Input(shape=(4,))
-    direct = L.Dense(3)(x)
-    deep = L.Dense(3)(L.Dense(5)(x))  # Keras lists this deeper branch's first layer first
+    direct = L.Dense(3)(L.Dense(4, trainable=False)(x))  # a frozen layer has no slots
+    deep = L.Dense(3)(L.Dense(5)(L.Dense(5)(x)))  # Keras lists this deeper branch's first layer first
     model = Model(x, L.Add()([direct, deep]))
     model.compile(optimizer=engine.optimizers.Adam(amsgrad=True), loss="mse")
     model.fit(rand(4, 4), rand(4, 3), batch_size=2, verbose=0)
@@ -368,6 +368,19 @@ def test_optimizer_state_follows_keras_order_of_a_branching_graph(tmp_path):
     # Both name a slot after its weight's path and its kind (dense_1_kernel_velocity_hat).
     ours = {variable.name: variable.value for variable in model.optimizer.variables}
     theirs = {variable.name: np.asarray(variable) for variable in loaded.optimizer.variables}
-    assert set(ours) == set(theirs) and len(theirs) == 2 + 3 * 6
+    assert set(ours) == set(theirs) and len(theirs) == 2 + 3 * 8
     for name, value in theirs.items():
         np.testing.assert_allclose(value, ours[name], rtol=1e-6, err_msg=name)
+
+
+def test_optimizer_state_that_no_longer_fits_the_weights_is_left_out_with_a_warning(tmp_path):
+    x = Input(shape=(4,))
+    frozen = L.Dense(5, trainable=False)
+    model = Model(x, L.Add()([L.Dense(3)(x), L.Dense(3)(frozen(x))]))
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(rand(4, 4), rand(4, 3), verbose=0)
+    frozen.trainable = True  # the optimizer has no slots for it
+    with pytest.warns(UserWarning, match="state of optimizer 'adam' is not written .* trainable weights changed"):
+        model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(np.asarray(loaded(rand(2, 4))), model(rand(2, 4)), rtol=1e-5, atol=1e-6)

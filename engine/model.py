@@ -88,14 +88,17 @@ class Model(Trainer, Layer):
     def save(self, path):
         """Writes the model to a ``.nw`` file: architecture, weights and compile state.
 
-        ``engine.load_model`` reads it back. The file is written whole or not at
-        all (through a temporary file), with the permissions the umask gives.
+        ``engine.load_model`` reads it back. A path ending in ``.keras`` gets a
+        Keras 3 archive instead, which ``keras.saving.load_model`` reads
+        (see ``engine.keras_format.writer``). The file is written whole or not
+        at all (through a temporary file), with the permissions the umask gives.
 
         Args:
-            path: the file's path; it must end in ``.nw``.
+            path: the file's path; it must end in ``.nw`` or ``.keras``.
 
         Raises:
-            ValueError: the path does not end in ``.nw``.
+            ValueError: the path ends in neither; for ``.keras``, a layer Keras
+                cannot load (a ``Lambda``), named in the message.
             NotImplementedError: a subclassed model (its architecture is Python
                 code): save its weights with ``save_weights`` instead.
 

@@ -20,10 +20,13 @@ class _NotInKeras(Exception):
     """A compile argument Keras has no equivalent for."""
 
 
-def keras_compile_config(model):
+def keras_compile_config(model) -> dict | None:
     """Keras' ``compile_config`` for ``model``, or None when it is not compiled
     or when an argument has no Keras equivalent (a function of the user's own:
     then a warning names it and the file is written uncompiled).
+
+    Args:
+        model: a model, compiled or not.
 
     Example:
         >>> from engine import Input, Model
@@ -50,7 +53,7 @@ def keras_compile_config(model):
         return None
 
 
-def optimizer_state(model, trainable_in_keras_order):
+def optimizer_state(model, trainable_in_keras_order: list) -> tuple[str, list] | None:
     """``(optimizer name, [arrays])`` for the ``optimizer/vars`` group, or None
     when the model has no built optimizer to save.
 
@@ -60,6 +63,24 @@ def optimizer_state(model, trainable_in_keras_order):
     branching graph by depth), a twin optimizer built on Keras' order names
     each slot's place, and the slot of the same name (the weight's path and
     the slot's kind) fills it.
+
+    Args:
+        model: a model, compiled or not.
+        trainable_in_keras_order: the model's trainable Variables in the order
+            of Keras' ``model.trainable_variables``.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> model = Model(x, Dense(2)(x))
+        >>> model.compile(optimizer="adam", loss="mse")
+        >>> model.fit(np.ones((2, 3)), np.ones((2, 2)), verbose=0)  # doctest: +ELLIPSIS
+        <...History...>
+        >>> name, arrays = optimizer_state(model, model.trainable_weights)
+        >>> name, len(arrays)  # iterations, learning rate, two moments per weight
+        ('adam', 6)
     """
     optimizer = getattr(model, "optimizer", None)
     if getattr(model, "_compile_config", None) is None or optimizer is None or not optimizer.built:

@@ -35,8 +35,11 @@ _OBJECT_MODULES = (("_initializer", INITIALIZERS_MODULE), ("_regularizer", REGUL
                    ("_constraint", CONSTRAINTS_MODULE))
 
 
-def keras_model_config(model):
+def keras_model_config(model) -> dict:
     """The ``config.json`` content (a dict) Keras 3 writes for ``model``.
+
+    Args:
+        model: a functional or Sequential model.
 
     Raises:
         ValueError: a layer Keras cannot load (a Lambda, whose function only
@@ -49,15 +52,18 @@ def keras_model_config(model):
         >>> keras_model_config(Model(x, Dense(2)(x)))["class_name"]
         'Functional'
     """
-    entry = keras_layer_entry(model)
+    entry = _layer_entry(model)
     if _is_functional(model):
         entry["build_config"] = {"input_shape": None}
     entry["compile_config"] = keras_compile_config(model)
     return entry
 
 
-def keras_identity(layer):
+def keras_identity(layer) -> tuple[str, str, str | None]:
     """``(module, class_name, registered_name)`` Keras 3 writes for ``layer``.
+
+    Args:
+        layer: any layer or model.
 
     Example:
         >>> from engine.ops import BinaryOp
@@ -67,7 +73,7 @@ def keras_identity(layer):
     return _identity(registered_name(type(layer)) or type(layer).__name__, layer.get_config(), type(layer))
 
 
-def keras_layer_entry(layer):
+def _layer_entry(layer):
     """The Keras wrapper of one layer or model (without its ``inbound_nodes``)."""
     if hasattr(type(layer), "plan"):
         module, class_name, registered = keras_identity(layer)
@@ -194,7 +200,7 @@ def _functional_config(model):
 
     layers = []
     for operation in operations:
-        entry = keras_layer_entry(operation)
+        entry = _layer_entry(operation)
         op = is_op(entry["module"])
         entry["name"] = operation.name
         entry["inbound_nodes"] = [
@@ -210,7 +216,7 @@ def _functional_config(model):
 
 def _sequential_config(model):
     return {"name": model.name, "trainable": model.trainable, "dtype": _keras_value("dtype", model.dtype),
-            "layers": [keras_layer_entry(layer) for layer in model._stack],
+            "layers": [_layer_entry(layer) for layer in model._stack],
             **({"build_input_shape": _shape(model._known_input_shape())}
                if model._known_input_shape() is not None else {})}
 

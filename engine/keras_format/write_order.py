@@ -12,10 +12,13 @@ Keras will find the layers, so this module repeats that walk on our graph.
 from engine import tree
 
 
-def keras_operations(model):
+def keras_operations(model) -> tuple[list, set]:
     """The operations (layers, op layers, InputLayers) of functional ``model``
     in the order Keras 3's ``Functional`` keeps them, and the nodes of the
     model (``{id(node)}``, InputLayer nodes included).
+
+    Args:
+        model: a functional model.
 
     Example:
         >>> from engine import Input, Model

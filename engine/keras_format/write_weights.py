@@ -25,9 +25,12 @@ from engine.saving import weight_paths
 _WRAPPED = {"Bidirectional": ("forward_layer", "backward_layer"), "TimeDistributed": ("layer",)}
 
 
-def weights_h5_bytes(model):
+def weights_h5_bytes(model) -> bytes:
     """The bytes of Keras' ``model.weights.h5`` holding every weight of
     ``model`` and, when it is compiled, its optimizer's state (``write_compile``).
+
+    Args:
+        model: a functional or Sequential model.
 
     Raises:
         ImportError: h5py is not installed.
@@ -65,9 +68,21 @@ def weights_h5_bytes(model):
     return buffer.getvalue()
 
 
-def keras_weight_entries(layer, prefix=""):
+def keras_weight_entries(layer, prefix: str = "") -> list:
     """``[(h5 dataset path, Variable)]`` for ``layer`` and everything in it,
-    where Keras 3 keeps each weight (``layers/dense/vars/0``)."""
+    where Keras 3 keeps each weight (``layers/dense/vars/0``), in Keras' order.
+
+    Args:
+        layer: a model or a layer.
+        prefix: the path of the group that holds ``layer``'s.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import LSTM
+        >>> x = Input(shape=(4, 2))
+        >>> [path for path, _ in keras_weight_entries(Model(x, LSTM(3)(x)))]
+        ['layers/lstm/cell/vars/0', 'layers/lstm/cell/vars/1', 'layers/lstm/cell/vars/2']
+    """
     class_name = registered_name(type(layer)) or type(layer).__name__
     children = _graph_children(layer)
     if children is not None:

@@ -48,7 +48,11 @@ def weights_h5_bytes(model) -> bytes:
         import h5py
     except ImportError as error:
         raise ImportError("Writing a .keras file needs h5py, for its model.weights.h5: pip install h5py") from error
-    entries = keras_weight_entries(model)
+    entries, seen = [], set()
+    for path, variable in keras_weight_entries(model):  # a layer two models share is saved where first met
+        if id(variable) not in seen:
+            seen.add(id(variable))
+            entries.append((path, variable))
     _check_every_weight_written(model, entries)
     trainable = {id(variable) for variable in model.trainable_weights}
     state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable])

@@ -384,3 +384,20 @@ def test_optimizer_state_that_no_longer_fits_the_weights_is_left_out_with_a_warn
         model.save(tmp_path / "m.keras")
     loaded = keras.saving.load_model(tmp_path / "m.keras")
     np.testing.assert_allclose(np.asarray(loaded(rand(2, 4))), model(rand(2, 4)), rtol=1e-5, atol=1e-6)
+
+
+def test_a_layer_shared_by_the_model_and_a_nested_model_is_saved_once(tmp_path):
+    """Where Keras met it first, as Keras writes it (Keras 3.15 cannot load
+    such a graph back itself: "Output with path `` is not connected")."""
+    shared = L.Dense(3, name="shared")
+    inner_in = Input(shape=(3,))
+    inner = Model(inner_in, L.Dense(3)(shared(inner_in)), name="inner")
+    x = Input(shape=(3,))
+    Model(x, inner(shared(x))).save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
+        archive.extract("model.weights.h5", tmp_path)
+    datasets = []
+    with h5py.File(tmp_path / "model.weights.h5") as weights:
+        weights.visititems(lambda name, item: datasets.append(name) if isinstance(item, h5py.Dataset) else None)
+    assert sorted(datasets) == ["layers/dense/vars/0", "layers/dense/vars/1",
+                                "layers/functional/layers/dense_1/vars/0", "layers/functional/layers/dense_1/vars/1"]

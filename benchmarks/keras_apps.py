@@ -7,7 +7,8 @@
 - Building and loading each of the 14 architectures (``weights=None``, default
   input size): Keras builds with ``keras.applications``, nodeweave from Keras'
   ``model.to_json()``; each loads its own file (``.keras``, ``.nw``), and
-  nodeweave the ``.keras`` too. Goals: nodeweave builds faster than Keras, and
+  nodeweave the ``.keras`` too; and a 12,000-layer Dense chain, built in Python
+  and loaded from its ``.nw``. Goals: nodeweave builds faster than Keras, and
   loads a ``.nw`` in at most 1.5x its build.
 
 Threads are NOT pinned here, unlike the other benchmarks: each library runs at
@@ -143,13 +144,43 @@ def build_and_load_rows(folder, smoke):
     return rows
 
 
+def dense_chain(depth):
+    from engine import Input, Model
+    from layers import Dense
+
+    x = Input((8,))
+    h = x
+    for _ in range(depth):
+        h = Dense(8)(h)
+    return Model(x, h)
+
+
+def deep_chain_row(folder, smoke):
+    """A deep model with tiny weights, where loading costs what rebuilding the graph costs:
+    a chain of Dense(8) layers built in Python against the same chain loaded from its .nw."""
+    from benchmarks.harness import measure
+    from engine import load_model
+
+    depth = 500 if smoke else 12_000
+    path = os.path.join(folder, "chain.nw")
+    dense_chain(depth).save(path)
+    result = measure({"nodeweave_build": lambda: dense_chain(depth), "nodeweave_load_nw": lambda: load_model(path)},
+                     repeats=1 if smoke else 5)
+    s = {k: v["median"] for k, v in result.items()}
+    ratio = s["nodeweave_load_nw"] / s["nodeweave_build"]
+    print(f"{f'Dense chain {depth:,}':>17} {'':>14} {s['nodeweave_build']:11.2f} {'':>11} "
+          f"{s['nodeweave_load_nw']:14.2f} {ratio:13.2f}")
+    return {"case": f"Dense(8) chain of {depth} layers build and load", "seconds": result,
+            "ratios": {"load_nw_to_build": ratio}}
+
+
 def main(smoke=False):
     import keras
 
     from benchmarks.harness import save
 
     folder = tempfile.mkdtemp()
-    rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke)
+    rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke) + [deep_chain_row(folder, smoke)]
     save("keras_apps", {"rows": rows, "keras": keras.__version__, "threads": "each library's default"})
     return rows
 

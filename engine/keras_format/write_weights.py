@@ -58,17 +58,23 @@ def weights_h5_bytes(model) -> bytes:
     state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable])
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as file:
+        groups = {}  # path -> h5py Group: asking HDF5 whether a group exists is slow
+
+        def group(path):
+            if path not in groups:
+                groups[path] = file.create_group(path)  # with any missing parent groups
+            return groups[path]
+
         for path, name in _named_groups(model, ""):
-            file.require_group(f"{path}vars").attrs["name"] = name
+            group(f"{path}vars").attrs["name"] = name
         for path, variable in entries:
-            group, index = path.rsplit("/", 1)
-            file.require_group(group).create_dataset(index, data=np.asarray(variable.value))
+            parent, index = path.rsplit("/", 1)
+            group(parent).create_dataset(index, data=np.asarray(variable.value))
         if state is not None:
             name, arrays = state
-            group = file.create_group("optimizer/vars")
-            group.attrs["name"] = name
+            group("optimizer/vars").attrs["name"] = name
             for index, array in enumerate(arrays):
-                group.create_dataset(str(index), data=array)
+                group("optimizer/vars").create_dataset(str(index), data=array)
     return buffer.getvalue()
 
 

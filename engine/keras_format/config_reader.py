@@ -109,9 +109,8 @@ def _entry(entry, depth):
         _refuse_bytecode(config, name, class_name)
         config = {key: _value(value, depth + 1) for key, value in config.items()}
     result = {"class_name": ours, "name": name, "config": config}
-    for key in ("build_config", "compile_config"):
-        if entry.get(key) is not None:
-            result[key] = entry[key]
+    if entry.get("build_config") is not None:
+        result["build_config"] = entry["build_config"]
     if "inbound_nodes" in entry:
         nodes = entry["inbound_nodes"]
         if not isinstance(nodes, list):

@@ -14,10 +14,11 @@ import io
 
 import numpy as np
 
-from engine.keras_format.catalog import WEIGHT_GROUPS, is_op, unique_names
+from engine.keras_format.catalog import WEIGHT_GROUPS, is_op, keras_class, unique_names
 from engine.keras_format.write_compile import optimizer_state
 from engine.keras_format.write_config import keras_identity
 from engine.keras_format.write_order import keras_operations
+from engine.module import Module
 from engine.registry import registered_name
 from engine.saving import weight_paths
 
@@ -100,12 +101,31 @@ def keras_weight_entries(layer, prefix: str = "") -> list:
     if class_name in _WRAPPED:
         return [entry for attribute in _WRAPPED[class_name]
                 for entry in keras_weight_entries(getattr(layer, attribute), f"{prefix}{attribute}/")]
-    paths = weight_paths(layer)
     if class_name in WEIGHT_GROUPS:
+        paths = weight_paths(layer)
         return [(f"{prefix}{group}/vars/{index}", paths[name])
                 for group, names in WEIGHT_GROUPS[class_name]
                 for index, name in enumerate(n for n in names if n in paths)]
-    return [(f"{prefix}vars/{index}", variable) for index, variable in enumerate(layer._own_variables())]
+    entries = [(f"{prefix}vars/{index}", variable) for index, variable in enumerate(layer._own_variables())]
+    if keras_class(class_name, layer.get_config()) is None:  # a user's layer: its sub-layers sit under their attribute names
+        entries += [entry for path, child in _attribute_children(layer)
+                    for entry in keras_weight_entries(child, f"{prefix}{path}/")]
+    return entries
+
+
+def _attribute_children(layer):
+    """``[(path, sub-layer)]`` of a user's layer, as Keras names them: the
+    attribute's name, and in a list, the attribute's name then the sub-layers'
+    snake-case class names made unique (``blocks/dense``, ``blocks/dense_1``)."""
+    children = []
+    for attribute, value in sorted(vars(layer).items(), key=lambda item: (item[0].startswith("_"), item[0])):
+        if isinstance(value, Module):
+            children.append((attribute, value))
+        elif isinstance(value, (list, tuple)) and any(isinstance(item, Module) for item in value):
+            members = [item for item in value if isinstance(item, Module)]
+            names = unique_names([keras_identity(member)[1] for member in members])
+            children += [(f"{attribute}/{name}", member) for name, member in zip(names, members)]
+    return children
 
 
 def _graph_children(layer):

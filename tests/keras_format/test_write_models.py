@@ -401,3 +401,61 @@ def test_a_layer_shared_by_the_model_and_a_nested_model_is_saved_once(tmp_path):
         weights.visititems(lambda name, item: datasets.append(name) if isinstance(item, h5py.Dataset) else None)
     assert sorted(datasets) == ["layers/dense/vars/0", "layers/dense/vars/1",
                                 "layers/functional/layers/dense_1/vars/0", "layers/functional/layers/dense_1/vars/1"]
+
+
+class Block(Layer):
+    """A user's layer made of layers, as in the keras-io Transformer guide."""
+
+    def __init__(self, units=4, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.att = L.MultiHeadAttention(num_heads=2, key_dim=units)
+        self.ffn = Sequential([L.Dense(units, activation="relu"), L.Dense(units)])
+        self.norms = [L.LayerNormalization(), L.LayerNormalization()]
+
+    def build(self, input_shape):
+        self.scale = self.add_weight(shape=(self.units,), initializer="ones", name="scale")
+
+    def call(self, inputs):
+        h = self.norms[0](inputs + self.att(inputs, inputs))
+        return self.norms[1](h + self.ffn(h)) * self.scale
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+
+def keras_block():
+    """Block's Keras twin, with the same class and attribute names."""
+
+    class Block(keras.layers.Layer):
+        def __init__(self, units=4, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.att = keras.layers.MultiHeadAttention(num_heads=2, key_dim=units)
+            self.ffn = keras.Sequential([keras.layers.Dense(units, activation="relu"), keras.layers.Dense(units)])
+            self.norms = [keras.layers.LayerNormalization(), keras.layers.LayerNormalization()]
+
+        def build(self, input_shape):
+            self.scale = self.add_weight(shape=(self.units,), initializer="ones", name="scale")
+
+        def call(self, inputs):
+            h = self.norms[0](inputs + self.att(inputs, inputs))
+            return self.norms[1](h + self.ffn(h)) * self.scale
+
+        def get_config(self):
+            return {**super().get_config(), "units": self.units}
+
+    return Block
+
+
+def test_a_users_layer_made_of_layers(tmp_path):
+    x = Input(shape=(5, 4))
+    model = Model(x, L.GlobalAveragePooling1D()(Block()(x)))
+    rng = np.random.default_rng(2)
+    for weight in model.weights:
+        weight.assign(rng.uniform(0.5, 1.5, size=weight.shape).astype("float32"))
+    path = tmp_path / "m.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path, custom_objects={"Block": keras_block()})
+    np.testing.assert_allclose(np.asarray(loaded(rand(2, 5, 4))), model(rand(2, 5, 4)), rtol=1e-5, atol=1e-5)
+    assert loaded.count_params() == model.count_params()

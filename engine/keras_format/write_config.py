@@ -14,7 +14,6 @@ calls in this model), and our operator layers become Keras op nodes called on
 import numpy as np
 
 from engine import tree
-
 from engine.keras_format.catalog import (
     CONSTRAINTS_MODULE,
     FUNCTIONAL,

@@ -4,24 +4,27 @@ serializes it), ``metadata.json`` (Keras version, date) and
 limits of ``engine.load_limits``."""
 
 import json
+import zipfile
 
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
 from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
 from engine.keras_format.weights_h5 import keras_variable_paths, read_weights, size_bound
-from engine.load_limits import check_members, read_member, weight_budget
+from engine.load_limits import LoadLimits, check_members, read_member, weight_budget
+from engine.module import Module
 from engine.registry import loading_scope
 
 MEMBERS = ("config.json", "metadata.json", "model.weights.h5")
 _MAX_LAYER_NESTING = 64
 
 
-def is_keras_archive(archive):
+def is_keras_archive(archive: zipfile.ZipFile) -> bool:
     """Whether the open ``zipfile.ZipFile`` is a Keras 3 model archive (it holds ``model.weights.h5``)."""
     return "model.weights.h5" in archive.namelist()
 
 
-def load_keras_archive(archive, source, custom_objects, compile, safe_mode, limits):
+def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: dict | None, compile: bool,
+                       safe_mode: bool, limits: LoadLimits) -> Module:
     """Rebuilds the model of a Keras 3 archive with our layers, with its weights
     and, when ``compile``, compiled as Keras saved it (the optimizer starts
     without the state Keras saved).

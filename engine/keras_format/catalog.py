@@ -100,7 +100,7 @@ WEIGHT_GROUPS = {
 }
 
 
-def keras_class(class_name, config=None):
+def keras_class(class_name: str, config: dict | None = None) -> tuple[str, str] | None:
     """``(module, class_name)`` Keras 3 writes for our registered class
     ``class_name`` (with ``config``, for op layers), or None when Keras has no
     such built-in class (a user's own layer).
@@ -124,12 +124,12 @@ def keras_class(class_name, config=None):
     return None
 
 
-def is_op(module):
+def is_op(module: object) -> bool:
     """Whether a Keras config entry of ``module`` is an op node (``keras.src.ops.*``), not a layer."""
     return isinstance(module, str) and module.startswith("keras.src.ops")
 
 
-def snake_case(class_name):
+def snake_case(class_name: str) -> str:
     """Keras' name for an object of class ``class_name`` in its weight file
     (``PReLU`` -> ``p_re_lu``), before a ``_1``, ``_2`` suffix makes it unique.
 
@@ -142,7 +142,7 @@ def snake_case(class_name):
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
-def unique_names(class_names):
+def unique_names(class_names: list[str]) -> list[str]:
     """The weight-file names of a container's objects, in order: each class's
     snake-case name, then ``_1``, ``_2``... for the next objects of that name.
 

@@ -24,7 +24,7 @@ from engine.registry import lookup
 _MAX_DEPTH = 200
 
 
-def is_keras_entry(value):
+def is_keras_entry(value: object) -> bool:
     """Whether ``value`` is a Keras 3 serialized object, ``{"module", "class_name", "config", ...}``.
 
     Example:
@@ -34,24 +34,24 @@ def is_keras_entry(value):
     return isinstance(value, dict) and "module" in value and "class_name" in value and "config" in value
 
 
-def is_keras_model_config(config):
+def is_keras_model_config(config: object) -> bool:
     """Whether ``config`` is the ``get_config()`` of a Keras 3 Functional or
     Sequential model: its layers are Keras 3 entries (ours have no ``module``)."""
     layers = config.get("layers") if isinstance(config, dict) else None
     return isinstance(layers, list) and any(is_keras_entry(entry) for entry in layers)
 
 
-def as_nodeweave_entry(entry):
+def as_nodeweave_entry(entry: dict) -> dict:
     """``entry`` when it is ours, its translation (``to_nodeweave_entry``) when it is a Keras 3 entry."""
     return to_nodeweave_entry(entry) if is_keras_entry(entry) else entry
 
 
-def as_nodeweave_model_config(config):
+def as_nodeweave_model_config(config: dict) -> dict:
     """``config`` when it is ours, its translation when it is a Keras 3 model's ``get_config()``."""
     return to_nodeweave_model_config(config) if is_keras_model_config(config) else config
 
 
-def to_nodeweave_entry(entry):
+def to_nodeweave_entry(entry: dict) -> dict:
     """Our layer entry (``{"class_name", "name", "config", ...}``) for the Keras
     3 entry ``entry``, nested models and layers included.
 
@@ -70,7 +70,7 @@ def to_nodeweave_entry(entry):
     return _entry(entry, 0)
 
 
-def to_nodeweave_compile_config(config):
+def to_nodeweave_compile_config(config: dict) -> dict:
     """Our compile config (``compile_from_config``'s) for the one Keras 3
     saves: optimizers, losses and metrics as ``{"class_name", "config"}``,
     without the arguments only Keras has, at their defaults.
@@ -83,7 +83,7 @@ def to_nodeweave_compile_config(config):
     return _value(config, 0)
 
 
-def to_nodeweave_model_config(config):
+def to_nodeweave_model_config(config: dict) -> dict:
     """Our config for the ``get_config()`` of a Keras 3 Functional or Sequential
     model (``Model.from_config`` takes what Keras' ``model.get_config()`` gives)."""
     return _model_config(config, 0)

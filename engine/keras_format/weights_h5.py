@@ -22,6 +22,7 @@ import numpy as np
 from engine.errors import ModelFormatError
 from engine.keras_format import catalog
 from engine.module import Module
+from engine.variable import Variable
 
 # HDF5 bytes allowed beside the data: per object (a group or a dataset: its
 # header, name and B-tree entries) and for the file (superblock, root group).
@@ -29,7 +30,7 @@ _BYTES_PER_OBJECT = 4096
 _BYTES_PER_FILE = 2**20
 
 
-def keras_variable_paths(model, keras_entry):
+def keras_variable_paths(model: Module, keras_entry: dict) -> dict[str, Variable]:
     """``{path in model.weights.h5: Variable}`` for ``model``, rebuilt from the
     Keras 3 config entry ``keras_entry`` (whose layer order the file follows).
 
@@ -89,7 +90,7 @@ def _layer_paths(layer, prefix, paths, seen):
                 _layer_paths(item, f"{prefix}{attribute}/{name}/", paths, seen)
 
 
-def size_bound(paths, layer_count):
+def size_bound(paths: dict[str, Variable], layer_count: int) -> int:
     """The most bytes a ``model.weights.h5`` can take that holds the weights
     ``paths`` of a model of ``layer_count`` layers (each has its groups, even
     without weights)."""
@@ -97,7 +98,7 @@ def size_bound(paths, layer_count):
     return data + _BYTES_PER_OBJECT * (len(paths) + 2 * layer_count) + _BYTES_PER_FILE
 
 
-def read_weights(content, paths, source):
+def read_weights(content: bytes, paths: dict[str, Variable], source: str) -> None:
     """Assigns to each Variable of ``paths`` its dataset in the HDF5 bytes ``content``.
 
     Args:

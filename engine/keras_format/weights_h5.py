@@ -5,9 +5,10 @@ each layer in a container after its class (``dense``, ``dense_1``, ...; see
 ``catalog.unique_names``), in the order of ``model.layers``. A layer's
 variables are the datasets ``vars/0..n`` of its group, trainable ones first;
 sub-layers held in attributes have groups named after the attribute
-(``bidirectional/forward_layer/cell/vars/0``), visited in sorted order with
-private attributes last; a nested model's layers sit under ``layers/``. A
-layer reached twice (shared between nested models) is saved the first time only.
+(``bidirectional/forward_layer/cell/vars/0``); a nested model's layers sit
+under ``layers/``. A layer reached twice (shared between nested models) is
+saved the first time only. The reader names a model's layers in the order of
+the config it reads, and lays out each layer as the writer does.
 
 Each dataset's shape and dtype are checked against the weight it fills before
 it is read, so a hostile file cannot make us allocate more than the model's
@@ -51,6 +52,11 @@ def keras_variable_paths(model: Module, keras_entry: dict) -> dict[str, Variable
 
 
 def _model_paths(model, entry, prefix, paths, seen):
+    """The paths of a model's weights, its layers named in the order of the
+    Keras config the file was saved with; each layer's own layout is the one
+    the writer uses (``write_weights.keras_weight_entries``)."""
+    from engine.keras_format.write_weights import keras_weight_entries
+
     entries = [item for item in entry["config"]["layers"] if not catalog.is_op(item.get("module"))]
     if entry["class_name"] == "Sequential":  # Keras' Sequential.layers leaves out its InputLayer
         entries = [item for item in entries if item["class_name"] != "InputLayer"]
@@ -58,36 +64,14 @@ def _model_paths(model, entry, prefix, paths, seen):
         layer = model.get_layer(item.get("name", item["config"].get("name")))
         if id(layer) in seen:
             continue
+        seen.add(id(layer))
         if isinstance(item["config"].get("layers"), list) and hasattr(type(layer), "plan"):
-            seen.add(id(layer))
             _model_paths(layer, item, f"{prefix}layers/{name}/", paths, seen)
-        else:
-            _layer_paths(layer, f"{prefix}layers/{name}/", paths, seen)
-
-
-def _layer_paths(layer, prefix, paths, seen):
-    """The paths of a layer's variables and of its sub-layers' (attributes), depth first."""
-    if id(layer) in seen:
-        return
-    seen.add(id(layer))
-    own = layer._own_variables()
-    groups = catalog.WEIGHT_GROUPS.get(type(layer).__name__)
-    if groups is None:
-        for index, variable in enumerate(own):
-            paths[f"{prefix}vars/{index}"] = variable
-    else:
-        by_name = {variable.name: variable for variable in own}
-        for group, names in groups:
-            for index, variable in enumerate(by_name[name] for name in names if name in by_name):
-                paths[f"{prefix}{group}/vars/{index}"] = variable
-    for attribute in sorted(vars(layer), key=lambda name: ("~" + name) if name.startswith("_") else name):
-        value = vars(layer)[attribute]
-        if isinstance(value, Module):
-            _layer_paths(value, f"{prefix}{attribute}/", paths, seen)
-        elif isinstance(value, (list, tuple)) and any(isinstance(item, Module) for item in value):
-            items = [item for item in value if isinstance(item, Module)]
-            for name, item in zip(catalog.unique_names([type(item).__name__ for item in items]), items):
-                _layer_paths(item, f"{prefix}{attribute}/{name}/", paths, seen)
+            continue
+        for path, variable in keras_weight_entries(layer, f"{prefix}layers/{name}/"):
+            if id(variable) not in seen:  # a layer two models share is saved where first met
+                seen.add(id(variable))
+                paths[path] = variable
 
 
 def size_bound(paths: dict[str, Variable], layer_count: int) -> int:

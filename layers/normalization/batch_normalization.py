@@ -77,6 +77,22 @@ class BatchNormalization(_AffineNormalization):
             normalized = (inputs - self._broadcast(self.moving_mean, inputs.ndim)) * inv_std
         return self._scale_and_offset(normalized), (normalized, inv_std, batch_statistics)
 
+    def call(self, inputs, training=False):
+        if bool(training) and self.trainable and inputs.size > 0:
+            return self.forward(inputs, training=training)[0]
+        # Inference: the moving statistics, gamma and beta folded into one scale and one shift per
+        # feature, two passes over the inputs instead of four (Keras on jax folds them the same way).
+        scale = 1.0 / np.sqrt(self.moving_variance.value + self.epsilon)
+        if self.gamma is not None:
+            scale = scale * self.gamma.value
+        shift = -self.moving_mean.value * scale
+        if self.beta is not None:
+            shift = shift + self.beta.value
+        shape = [1] * inputs.ndim
+        for axis in self._param_axes:
+            shape[axis] = inputs.shape[axis]
+        return inputs * scale.reshape(shape) + shift.reshape(shape)
+
     def backward(self, cache, grad_outputs):
         normalized, inv_std, batch_statistics = cache
         grad_normalized, grads = self._scale_and_offset_backward(normalized, grad_outputs)

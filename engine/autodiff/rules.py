@@ -173,6 +173,24 @@ def _take(ans, x, indices, axis=None, out=None, mode="raise"):
     return vjp
 
 
+def _take_along_axis(ans, x, indices, axis=-1):
+    if axis is None:  # the flattened array's entries
+        return _take(ans, x, indices)
+
+    def vjp(g):
+        grad = np.zeros(np.shape(x), g.dtype)
+        axis_ = normalize_axis_index(axis, np.ndim(x))
+        # Each entry of g goes back to x at (its own position, with indices along axis); an
+        # axis of x broadcast to the result gathers its whole axis into its one entry.
+        where = tuple(
+            np.broadcast_to(indices, np.shape(g)) if i == axis_
+            else (np.arange(n) % np.shape(x)[i]).reshape([-1 if j == i else 1 for j in range(np.ndim(g))])
+            for i, n in enumerate(np.shape(g)))
+        np.add.at(grad, where, g)
+        return (grad,)
+    return vjp
+
+
 _BASIC_INDEX = {int, slice, type(None), type(Ellipsis)}
 
 
@@ -356,6 +374,7 @@ FUNCTIONS = {
     np.astype: _identity,  # the tape casts the gradient back to the input's dtype
     operator.getitem: _getitem,
     np.take: _take,
+    np.take_along_axis: _take_along_axis,
     np.pad: _pad,
     np.concatenate: _concatenate,
     np.stack: lambda ans, arrays, axis=0, **_: lambda g: list(np.moveaxis(g, axis, 0)),

@@ -250,11 +250,21 @@ def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
 
 def as_float_pair(y_true, y_pred):
     """``y_pred`` as a float array (float32 unless already floating), ``y_true``
-    cast to its dtype, both brought to the same rank."""
+    cast to its dtype, both brought to the same rank. A traced array (a loss
+    function differentiated by the tape) is kept as it is, so its gradient flows."""
+    y_pred = as_float_array(y_pred)
+    if not isinstance(y_true, Traced):
+        y_true = np.asarray(y_true).astype(y_pred.dtype, copy=False)
+    return squeeze_or_expand_to_same_rank(y_true, y_pred)
+
+
+def as_float_array(y_pred):
+    """``y_pred`` as a float array (float32 unless already floating); a traced
+    array, already floating, is kept as it is so that its gradient flows."""
+    if isinstance(y_pred, Traced):
+        return y_pred
     y_pred = np.asarray(y_pred)
-    if y_pred.dtype.kind != "f":
-        y_pred = y_pred.astype("float32")
-    return squeeze_or_expand_to_same_rank(np.asarray(y_true).astype(y_pred.dtype, copy=False), y_pred)
+    return y_pred if y_pred.dtype.kind == "f" else y_pred.astype("float32")
 
 
 def clip_slope(x, low, high):

@@ -7,7 +7,7 @@ through log-sigmoid and log-softmax, whose gradients are ``sigmoid - y`` and
 
 import numpy as np
 
-from engine.losses.loss import EPSILON, Loss, as_float_pair, clip_slope
+from engine.losses.loss import EPSILON, Loss, as_float_array, as_float_pair, clip_slope
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -63,15 +63,13 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         >>> np.round(categorical_crossentropy(np.array([[0.0, 1.0]]), np.array([[0.2, 0.8]])), 4)
         array([0.2231])
     """
-    y_pred = np.asarray(y_pred)
-    y_true = np.asarray(y_true)
+    y_true, y_pred = as_float_pair(y_true, y_pred)
     if y_true.shape != y_pred.shape:
         raise ValueError(
             "categorical_crossentropy expects y_true and y_pred of the same shape (one-hot labels), "
             f"received y_true.shape={y_true.shape} and y_pred.shape={y_pred.shape}. For integer "
             "class labels use sparse_categorical_crossentropy."
         )
-    y_true, y_pred = as_float_pair(y_true, y_pred)
     y_true = _smooth_categorical(y_true, label_smoothing)
     return -np.sum(y_true * _log_probabilities(y_pred, from_logits, axis), axis=axis)
 
@@ -97,9 +95,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
         >>> np.round(sparse_categorical_crossentropy(np.array([1]), np.array([[0.2, 0.8]])), 4)
         array([0.2231])
     """
-    y_pred = np.asarray(y_pred)
-    if y_pred.dtype.kind != "f":
-        y_pred = y_pred.astype("float32")
+    y_pred = as_float_array(y_pred)
     labels, valid = _sparse_labels(y_true, y_pred, ignore_class)
     log_probabilities = _log_probabilities(y_pred, from_logits, -1)
     losses = -np.take_along_axis(log_probabilities, labels[..., None], axis=-1)[..., 0]

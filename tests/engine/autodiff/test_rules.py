@@ -153,6 +153,9 @@ CASES = [
     ("take_embedding", lambda a: np.take(a, np.array([[1, 1], [0, 3]]), axis=0), [normal(4, 3)]),
     ("take_flat", lambda a: np.take(a, [5, 5, 0]), [normal(2, 3)]),
     ("take_axis_1_method", lambda a: a.take([2, 0, 2], axis=-1), [normal(2, 3)]),
+    ("take_along_axis_repeats", lambda a: np.take_along_axis(a, np.array([[2, 2], [0, 1]]), axis=1), [normal(2, 3)]),
+    ("take_along_axis_broadcast", lambda a: np.take_along_axis(a, np.array([[[1], [0]]]), axis=1), [normal(3, 2, 4)]),
+    ("take_along_axis_flat", lambda a: np.take_along_axis(a, np.array([4, 4, 1]), axis=None), [normal(2, 3)]),
     # compositions
     ("softmax", _softmax, [normal(3, 5)]),
     ("log_softmax", _log_softmax, [normal(3, 5)]),
@@ -204,7 +207,7 @@ def test_the_required_rules_are_all_in_the_tables():
     required_functions = [np.where, np.clip, np.sum, np.mean, np.max, np.min, np.var, np.std, np.prod, np.reshape,
                           np.transpose, np.swapaxes, np.moveaxis, np.expand_dims, np.squeeze, np.broadcast_to,
                           np.ravel, np.concatenate, np.stack, np.split, np.array_split, np.einsum, np.dot,
-                          np.tensordot, np.outer, np.pad, np.take]
+                          np.tensordot, np.outer, np.pad, np.take, np.take_along_axis]
     assert [f for f in required_ufuncs if f not in UFUNCS] == []
     assert [f for f in required_functions if f not in FUNCTIONS] == []
 

@@ -2,8 +2,9 @@
 small inputs, their BatchNormalization statistics moved off their initial
 values, saved to .keras, load in nodeweave as the same model: outputs within
 1e-5 of Keras' (relative to the largest), parameter counts and summary totals
-equal. The private layers of two applications are passed as custom_objects,
-as a user would."""
+equal. Saved back to .keras by nodeweave, Keras loads the same model again.
+The private layers of two applications are passed as custom_objects on both
+sides, as a user would."""
 
 import keras
 import numpy as np
@@ -46,6 +47,9 @@ class CustomScaleLayer(Layer):
 
 
 A = keras.applications
+# Keras' own classes of the two private layers, to load our files back in Keras.
+KERAS_PRIVATE_LAYERS = {"LayerScale": keras.src.applications.convnext.LayerScale,
+                        "CustomScaleLayer": keras.src.applications.inception_resnet_v2.CustomScaleLayer}
 # name -> (builder, input size: 32, or the application's minimum)
 APPLICATIONS = {
     "MobileNet": (A.MobileNet, 32),
@@ -69,7 +73,7 @@ FAST = {"MobileNet"}
 
 @pytest.mark.parametrize("name", [
     name if name in FAST else pytest.param(name, marks=pytest.mark.slow) for name in APPLICATIONS])
-def test_application_saved_by_keras_loads_as_the_same_model(name, tmp_path):
+def test_application_goes_from_keras_to_nodeweave_and_back(name, tmp_path):
     build, size = APPLICATIONS[name]
     keras_model = build(weights=None, input_shape=(size, size, 3))
     perturb(keras_model)
@@ -77,3 +81,7 @@ def test_application_saved_by_keras_loads_as_the_same_model(name, tmp_path):
                       custom_objects={"LayerScale": LayerScale, "CustomScaleLayer": CustomScaleLayer})
     images = np.random.default_rng(0).uniform(0, 255, (2, size, size, 3)).astype("float32")
     assert_same_model(keras_model, ours, images)
+    ours.save(tmp_path / "ours.keras")
+    back = keras.saving.load_model(tmp_path / "ours.keras", custom_objects=KERAS_PRIVATE_LAYERS)
+    assert back.count_params() == keras_model.count_params()
+    np.testing.assert_allclose(np.asarray(back(images)), ours(images), rtol=1e-5, atol=1e-5 * np.abs(ours(images)).max())

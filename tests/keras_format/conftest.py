@@ -2,10 +2,6 @@ import keras
 import pytest
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a few seconds (still runs in CI)")
-
-
 @pytest.fixture(autouse=True)
 def keras_seed():
     """Keras draws the initial weights of the models it builds from a fixed seed, so each run compares the same numbers."""

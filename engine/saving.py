@@ -221,7 +221,11 @@ def save_model(model, path):
         from engine.keras_format.writer import save_keras_model
 
         return save_keras_model(model, path)
-    _check_extension(path, ".nw", "save")
+    if not str(path).endswith(".nw"):
+        raise ValueError(
+            f"save() writes .nw files (nodeweave's own format) and .keras archives (Keras 3's); received path "
+            f"{str(path)!r}. Name the file model.nw or model.keras (Keras' legacy .h5 files are not written)."
+        )
     if not hasattr(model, "plan"):
         raise NotImplementedError(
             f"Model {model.name!r} ({type(model).__name__}) is a subclassed model: its architecture is the Python "

@@ -1,6 +1,6 @@
 """nodeweave's layer catalog; every layer has a forward and a backward pass."""
 
-from layers import activations
+from layers import activations, applications
 from layers.activation import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from layers.attention import Attention, MultiHeadAttention
 from layers.convolutional import (Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, DepthwiseConv2D,
@@ -30,6 +30,6 @@ __all__ = [
     "GroupNormalization", "Identity", "Lambda", "LayerNormalization", "LeakyReLU", "Masking", "Maximum", "Minimum",
     "Multiply", "PReLU", "Permute", "ReLU", "RepeatVector", "Reshape", "Softmax", "SpatialDropout1D",
     "SpatialDropout2D", "Subtract", "UnitNormalization", "UpSampling1D", "UpSampling2D", "ZeroPadding1D",
-    "ZeroPadding2D", "activations", "add", "average", "concatenate", "dot", "maximum", "minimum", "multiply",
-    "subtract",
+    "ZeroPadding2D", "activations", "applications", "add", "average", "concatenate", "dot", "maximum", "minimum",
+    "multiply", "subtract",
 ]

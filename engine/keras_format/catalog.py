@@ -50,6 +50,12 @@ KERAS_LAYERS = frozenset({
     "UpSampling2D", "ZeroPadding1D", "ZeroPadding2D",
 })
 
+# Layers keras.applications architectures define for themselves (layers/applications.py) -> their module.
+APPLICATION_LAYERS = {
+    "LayerScale": "keras.src.applications.convnext",
+    "CustomScaleLayer": "keras.src.applications.inception_resnet_v2",
+}
+
 # Our BinaryOp / UnaryOp ``op`` -> the keras.src.ops.numpy class that computes it.
 BINARY_OPS = {
     "add": "Add", "subtract": "Subtract", "multiply": "Multiply", "divide": "TrueDivide",
@@ -111,6 +117,8 @@ def keras_class(class_name: str, config: dict | None = None) -> tuple[str, str] 
     """
     if class_name in KERAS_LAYERS:
         return LAYERS_MODULE, class_name
+    if class_name in APPLICATION_LAYERS:
+        return APPLICATION_LAYERS[class_name], class_name
     if class_name in ("Functional", "Model"):
         return FUNCTIONAL
     if class_name == "Sequential":

@@ -57,6 +57,8 @@ EXAMPLES = {
     "Identity": (lambda: L.Identity(), [VEC], "float32"),
     "LSTM": (lambda: L.LSTM(3, return_sequences=True, go_backwards=True), [SEQ], "float32"),
     "Lambda": (lambda: L.Lambda(doubled), [VEC], "float32"),
+    "CustomScaleLayer": (lambda: L.applications.CustomScaleLayer(0.17), [VEC, VEC], "float32"),
+    "LayerScale": (lambda: L.applications.LayerScale(0.3, 2), [IMG], "float32"),
     "LayerNormalization": (lambda: L.LayerNormalization(), [SEQ], "float32"),
     "LeakyReLU": (lambda: L.LeakyReLU(0.1), [VEC], "float32"),
     "Masking": (lambda: L.Masking(mask_value=0.5), [SEQ], "float32"),

@@ -19,6 +19,7 @@ import pytest
 import engine
 import graph
 import layers
+from engine import registry
 
 PACKAGES = ("engine", "layers", "graph")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -177,7 +178,10 @@ def test_reference_builds_without_warnings(tmp_path):
 
 
 @pytest.mark.parametrize("test", _doctests(), ids=lambda test: test.name)
-def test_docstring_example_runs(test):
+def test_docstring_example_runs(test, monkeypatch):
+    # An example's classes are defined in the module it documents, so nodeweave would register them as
+    # its own layers; they are forgotten afterwards, as the example's session ends.
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report = []
     with warnings.catch_warnings():

@@ -120,7 +120,8 @@ def _instances(name):
         "GaussianDropout": (0.1,), "GaussianNoise": (0.1,), "GRU": (2,), "Lambda": (lambda x: x,), "LSTM": (2,),
         "MaxPooling1D": (2,), "MaxPooling2D": (2,), "MultiHeadAttention": (2, 2), "Permute": ((1,),),
         "RepeatVector": (2,), "Reshape": ((2,),), "SeparableConv2D": (2, 3), "SimpleRNN": (2,),
-        "SpatialDropout1D": (0.1,), "SpatialDropout2D": (0.1,),
+        "SpatialDropout1D": (0.1,), "SpatialDropout2D": (0.1,), "Rescaling": (0.5,), "CenterCrop": (2, 2),
+        "Resizing": (2, 2),
     }
     if name == "Bidirectional":
         return Bidirectional(LSTM(2)), keras.layers.Bidirectional(keras.layers.LSTM(2))

@@ -8,7 +8,8 @@
 - Building and loading each of the 14 architectures (``weights=None``, default
   input size): Keras builds with ``keras.applications``, nodeweave from Keras'
   ``model.to_json()``; each loads its own file (``.keras``, ``.nw``), and
-  nodeweave the ``.keras`` too; and a 12,000-layer Dense chain, built in Python
+  nodeweave the ``.keras`` too (ConvNeXt's and InceptionResNetV2's private layers
+  ship in layers/applications.py); and a 12,000-layer Dense chain, built in Python
   and loaded from its ``.nw``. Goals: nodeweave builds faster than Keras, and
   loads a ``.nw`` in at most 1.5x its build.
 
@@ -31,43 +32,6 @@ ARCHITECTURES = ["VGG16", "ResNet50", "ResNet50V2", "InceptionV3", "Xception", "
                  "ConvNeXtTiny", "InceptionResNetV2"]
 INFERENCE = ["ResNet50", "MobileNetV2"]
 GOALS = {1: 1.5, 16: 1.0}
-
-
-def custom_objects():
-    """The two application-private Keras layers, written as a user writes them for nodeweave."""
-    from engine import Layer, initializers
-
-    class LayerScale(Layer):
-        """ConvNeXt's: multiplies the last axis by a learned vector."""
-
-        def __init__(self, init_values, projection_dim, **kwargs):
-            super().__init__(**kwargs)
-            self.init_values, self.projection_dim = init_values, projection_dim
-
-        def build(self, input_shape):
-            self.gamma = self.add_weight(shape=(self.projection_dim,), name="gamma",
-                                         initializer=initializers.Constant(self.init_values))
-
-        def call(self, inputs):
-            return inputs * self.gamma.value
-
-        def get_config(self):
-            return {**super().get_config(), "init_values": self.init_values, "projection_dim": self.projection_dim}
-
-    class CustomScaleLayer(Layer):
-        """InceptionResNetV2's: ``inputs[0] + inputs[1] * scale``."""
-
-        def __init__(self, scale, **kwargs):
-            super().__init__(**kwargs)
-            self.scale = scale
-
-        def call(self, inputs):
-            return inputs[0] + inputs[1] * self.scale
-
-        def get_config(self):
-            return {**super().get_config(), "scale": self.scale}
-
-    return {"LayerScale": LayerScale, "CustomScaleLayer": CustomScaleLayer}
 
 
 def keras_application(name, size=None):
@@ -122,7 +86,6 @@ def build_and_load_rows(folder, smoke):
     from benchmarks.harness import measure
     from engine import load_model, model_from_json
 
-    objects = custom_objects()
     rows = []
     print(f"\n{'model':>17} {'keras build s':>14} {'nw build s':>11} {'nw / keras':>11} {'nw load .nw s':>14} "
           f"{'load / build':>13} {'keras load s':>13} {'nw load .keras s':>17}")
@@ -132,15 +95,15 @@ def build_and_load_rows(folder, smoke):
         text = theirs.to_json()
         keras_path, ours_path = os.path.join(folder, f"{name}.keras"), os.path.join(folder, f"{name}.nw")
         theirs.save(keras_path)
-        model_from_json(text, custom_objects=objects).save(ours_path)
+        model_from_json(text).save(ours_path)
         del theirs
         gc.collect()
         result = measure({
             "keras_build": lambda: finished(keras_application(name, size)),
-            "nodeweave_build": lambda: model_from_json(text, custom_objects=objects),
-            "nodeweave_load_nw": lambda: load_model(ours_path, custom_objects=objects),
+            "nodeweave_build": lambda: model_from_json(text),
+            "nodeweave_load_nw": lambda: load_model(ours_path),
             "keras_load_keras": lambda: finished(keras.saving.load_model(keras_path)),
-            "nodeweave_load_keras": lambda: load_model(keras_path, custom_objects=objects),
+            "nodeweave_load_keras": lambda: load_model(keras_path),
         }, repeats=1 if smoke else 3, warmup=0 if smoke else 1)
         s = {k: v["median"] for k, v in result.items()}
         build_ratio, load_ratio = s["nodeweave_build"] / s["keras_build"], s["nodeweave_load_nw"] / s["nodeweave_build"]

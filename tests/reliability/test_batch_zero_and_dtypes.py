@@ -19,6 +19,9 @@ from tests.layers.oracle import keras
 NAMES = sorted(EXAMPLES)
 NO_KERAS_TWIN = {"BinaryOp", "GetItem", "Negative", "Lambda", "ReshapeOp", "Round", "SqueezeOp", "UnaryOp"}  # ours only, or wrapping a Python function
 KERAS_LAYERS = {name: getattr(keras.layers, name) for name in dir(keras.layers) if name[0].isupper()}
+# The layers keras.applications define in their own modules (ours in layers/applications.py).
+KERAS_LAYERS["LayerScale"] = keras.src.applications.convnext.LayerScale
+KERAS_LAYERS["CustomScaleLayer"] = keras.src.applications.inception_resnet_v2.CustomScaleLayer
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 

@@ -177,10 +177,12 @@ def npz_size_bound(expected):
                for name, (shape, dtype) in expected.items()) + _BYTES_PER_MEMBER
 
 
-def read_arrays(content, expected, limits, source, report_missing=True):
+def read_arrays(content, expected, limits, source, report_missing=True, crc_checked=False):
     """Reads the arrays of an ``.npz`` (bytes) meant to fill ``expected``
     (``{name: (shape, dtype)}``), checking each header before the array is
-    allocated.
+    allocated. ``crc_checked`` says ``content`` was read with its own CRC
+    checked (an ``.npz`` inside a ``.nw`` file): its members' CRCs cover the same
+    bytes, so they are not computed a second time.
 
     Returns ``(arrays, problems)``: an array the model does not have, or of
     another shape or dtype kind, is left unread and described in ``problems``,
@@ -204,7 +206,7 @@ def read_arrays(content, expected, limits, source, report_missing=True):
         shape, dtype = expected[name]
         _check_size(info, npz_size_bound({name: (shape, dtype)}), limits, source, "the size of that array")
         try:
-            member = _member_bytes(archive, content, info)
+            member = _member_bytes(archive, content, info, crc_checked)
         except (zipfile.BadZipFile, EOFError, OSError, zlib.error, struct.error) as error:
             raise ModelFormatError(f"Array {name!r} in {source!r} cannot be read: {error}") from error
         array = _read_array(member, info, name, shape, np.dtype(dtype), source)
@@ -220,12 +222,13 @@ def read_arrays(content, expected, limits, source, report_missing=True):
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # a zip member's signature, then the lengths of its name and extra field
 
 
-def _member_bytes(archive, content, info):
+def _member_bytes(archive, content, info, crc_checked):
     """The bytes of member ``info`` of the zip archive ``content`` (bytes), at most
     its declared size. A stored member is a slice of ``content`` (no copy, which
     matters for 24,000 small arrays or VGG16's 528 MiB), after the checks zipfile
-    makes: the local header's signature and name, and the CRC. Others (compressed,
-    encrypted, or with sizes that disagree) are read by zipfile."""
+    makes: the local header's signature and name, and the CRC unless
+    ``crc_checked``. Others (compressed, encrypted, or with sizes that disagree)
+    are read by zipfile."""
     if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 or info.compress_size != info.file_size:
         with archive.open(info) as stream:
             return stream.read(info.file_size)
@@ -237,7 +240,7 @@ def _member_bytes(archive, content, info):
         raise zipfile.BadZipFile(f"Bad local file header of member {info.orig_filename!r}")
     begin = start + 30 + name_length + extra_length
     data = memoryview(content)[begin:begin + info.file_size]
-    if zlib.crc32(data) != info.CRC:
+    if not crc_checked and zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile(f"Bad CRC-32 for file {info.orig_filename!r}")
     return data
 

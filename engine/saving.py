@@ -355,7 +355,7 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, mod
     expected = _specs(variables)
     content = read_member(archive, "weights.npz", npz_size_bound(expected), limits, path,
                           f"the size of the model's {len(expected)} weights")
-    arrays, problems = read_arrays(content, expected, limits, f"weights.npz in {path}")
+    arrays, problems = read_arrays(content, expected, limits, f"weights.npz in {path}", crc_checked=True)
     _assign_weights(variables, arrays, problems, False)
     compile_config = config.get("compile_config")
     if compile and compile_config is not None:
@@ -444,7 +444,8 @@ def _load_optimizer(optimizer, trainable, archive, path, limits):
                           f"the size of the optimizer's {len(expected)} variables")
     # An optimizer saved before its first update has no slots yet: load_own_variables
     # accepts that shorter state and checks the count.
-    arrays, problems = read_arrays(content, expected, limits, f"optimizer.npz in {path}", report_missing=False)
+    arrays, problems = read_arrays(content, expected, limits, f"optimizer.npz in {path}", report_missing=False,
+                                   crc_checked=True)
     if problems:
         raise ModelFormatError(f"Cannot load the optimizer state of {path!r}: " + "; ".join(problems) + ".")
     optimizer.load_own_variables(arrays)

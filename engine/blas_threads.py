@@ -10,7 +10,8 @@ thread, and a steady 0.12 s with one; with the cores free, two threads gained 13
 
 So while an execution plan runs (inference, and training's forward and
 backward), nodeweave limits the BLAS libraries to one thread and restores their
-setting afterwards; the first plan to start sets the limit and the last to end
+setting afterwards (an inference whose largest product BLAS would run on one
+thread anyway skips both: engine/plan.py); the first plan to start sets the limit and the last to end
 restores it, whatever the threads or nesting. Setting ``OPENBLAS_NUM_THREADS``,
 ``MKL_NUM_THREADS`` or ``OMP_NUM_THREADS`` before starting Python is a choice
 nodeweave keeps: BLAS is then left alone. So is a ``threadpoolctl.threadpool_limits``
@@ -38,7 +39,7 @@ class _OneBlasThread:
     def _reset(self):
         self._lock = threading.Lock()
         self._depth = 0
-        self._limiter = None
+        self._original = None  # each BLAS library's thread count when the outermost run started
 
     def __enter__(self):
         if self.user_choice:
@@ -46,8 +47,12 @@ class _OneBlasThread:
         with self._lock:
             if self._depth == 0:
                 if self._controller is None:  # the libraries loaded by now: NumPy's BLAS is among them
-                    self._controller = ThreadpoolController().select(user_api="blas")
-                self._limiter = self._controller.limit(limits=1)
+                    self._controller = ThreadpoolController().select(user_api="blas").lib_controllers
+                # Each library's own setter, not threadpoolctl's limit(): a third of the cost,
+                # which a batch-1 call of a small model pays on every run.
+                self._original = [library.get_num_threads() for library in self._controller]
+                for library in self._controller:
+                    library.set_num_threads(1)
                 OpenBLASController.clear_controlling_thread()
             self._depth += 1
 
@@ -57,9 +62,10 @@ class _OneBlasThread:
         with self._lock:
             self._depth -= 1
             if self._depth == 0:
-                self._limiter.restore_original_limits()
+                for library, threads in zip(self._controller, self._original):
+                    library.set_num_threads(threads)
                 OpenBLASController.clear_controlling_thread()
-                self._limiter = None
+                self._original = None
 
 
 one_blas_thread = _OneBlasThread()

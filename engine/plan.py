@@ -25,6 +25,9 @@ from engine.layer_tracing import TracedCall
 from engine.blas_threads import one_blas_thread
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
+# OpenBLAS computes a matrix product on one thread up to m*n*k = 65536 * 4 (its SMP threshold
+# times GEMM_MULTITHREAD_THRESHOLD); a multiply-add is 2 FLOPs.
+_THREADED_BLAS_FLOPS = 2 * 65536 * 4
 
 
 class Step:
@@ -260,8 +263,28 @@ class ExecutionPlan:
     def run(self, arrays, training=False, masks=None):
         """Inference: flat input arrays in, flat output arrays out. ``masks``
         are the inputs' masks (a flat list, None where an input has none)."""
+        batch = np.shape(arrays[0])[0] if arrays and np.ndim(arrays[0]) else 1
+        if batch * self._largest_step_flops_per_sample < _THREADED_BLAS_FLOPS:
+            # BLAS runs every product of this call on one thread anyway: the limit would only cost
+            # its setting and restoring (a sixth of a batch-1 call of a small model).
+            return self._walk(arrays, training, None, masks)[0]
         with one_blas_thread:
             return self._walk(arrays, training, None, masks)[0]
+
+    @functools.cached_property
+    def _largest_step_flops_per_sample(self):
+        """The FLOPs of the plan's costliest step on one sample; infinite when a
+        step's count is unknown (a layer without ``flops``, an unknown size)."""
+        largest = 0
+        for step in self.steps:
+            shapes = [[tuple(1 if axis == 0 and d is None else d for axis, d in enumerate(t.shape)) for t in tensors]
+                      for tensors in (step.node.input_tensors, step.node.output_tensors)]
+            known = all(d is not None for group in shapes for shape in group for d in shape)
+            flops = step.layer.flops(*shapes) if known else None
+            if flops is None:
+                return float("inf")
+            largest = max(largest, flops)
+        return largest
 
     def forward(self, arrays, training=True, masks=None):
         """Training forward: returns (flat outputs, Tape), the tape holding what

@@ -43,27 +43,31 @@ def three_threads(monkeypatch):
     OpenBLASController.clear_controlling_thread()
 
 
+# Wide enough that BLAS would split its product between threads (OpenBLAS: m*n*k over 65536 * 4).
+WIDE = 512
+
+
 def test_a_model_runs_on_one_blas_thread_and_restores_the_setting(three_threads):
-    x = Input((6,))
-    model = Model(x, Probe(2)(Dense(4)(x)))
-    model(np.ones((2, 6), "float32"))
+    x = Input((WIDE,))
+    model = Model(x, Probe(2)(Dense(WIDE)(x)))
+    model(np.ones((2, WIDE), "float32"))
     model.compile(optimizer="sgd", loss="mse")
-    model.train_on_batch(np.ones((2, 6), "float32"), np.zeros((2, 2), "float32"))
+    model.train_on_batch(np.ones((2, WIDE), "float32"), np.zeros((2, 2), "float32"))
     assert Probe.seen == [{1}] * 3  # the call, training's forward and its backward
     assert blas_threads_now() == {3}
 
 
 def test_nested_and_concurrent_calls_restore_the_setting_once_the_last_ends(three_threads):
-    inner_input = Input((6,))
-    inner = Model(inner_input, Probe(6)(inner_input))
-    outer_input = Input((6,))
+    inner_input = Input((WIDE,))
+    inner = Model(inner_input, Probe(WIDE)(inner_input))
+    outer_input = Input((WIDE,))
     model = Model(outer_input, Dense(2)(inner(inner(outer_input))))
     errors = []
 
     def predict_many():
         try:
             for _ in range(20):
-                model(np.ones((3, 6), "float32"))
+                model(np.ones((3, WIDE), "float32"))
         except Exception as error:  # surfaced below: an assertion in a thread would be lost
             errors.append(error)
 
@@ -80,14 +84,14 @@ def test_nested_and_concurrent_calls_restore_the_setting_once_the_last_ends(thre
 def test_a_threadpool_limits_block_of_another_thread_is_left_alone(monkeypatch):
     monkeypatch.setattr(blas_threads.one_blas_thread, "user_choice", False)
     Probe.seen = []
-    x = Input((6,))
-    model = Model(x, Probe(2)(x))
+    x = Input((WIDE,))
+    model = Model(x, Probe(WIDE)(x))
     with threadpool_limits(3, user_api="blas"):  # this thread controls OpenBLAS until the block ends
-        worker = threading.Thread(target=model, args=(np.ones((2, 6), "float32"),))
+        worker = threading.Thread(target=model, args=(np.ones((2, WIDE), "float32"),))
         worker.start()
         worker.join()
         assert Probe.seen == [{3}]
-        model(np.ones((2, 6), "float32"))  # from the controlling thread itself
+        model(np.ones((2, WIDE), "float32"))  # from the controlling thread itself
         assert Probe.seen == [{3}, {1}] and blas_threads_now() == {3}
 
 
@@ -98,3 +102,12 @@ def test_a_thread_count_set_in_the_environment_is_left_alone(monkeypatch):
     with threadpool_limits(3, user_api="blas"):
         with keeps_choice:
             assert blas_threads_now() == {3}
+
+
+def test_an_inference_too_small_for_threaded_blas_leaves_the_setting_alone(three_threads):
+    x = Input((6,))
+    model = Model(x, Probe(4)(x))  # 2 * 6 * 4 FLOPs a sample: one thread in BLAS up to batches of 10,922
+    model(np.ones((2, 6), "float32"))
+    model(np.ones((20_000, 6), "float32"))
+    assert Probe.seen == [{3}, {1}]
+    assert blas_threads_now() == {3}

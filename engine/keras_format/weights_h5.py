@@ -12,7 +12,11 @@ the config it reads, and lays out each layer as the writer does.
 
 Each dataset's shape and dtype are checked against the weight it fills before
 it is read, so a hostile file cannot make us allocate more than the model's
-own weights.
+own weights; and its storage too: Keras writes plain contiguous datasets, so a
+dataset reached through a soft or external link, a virtual dataset, one whose
+bytes live in another file (external storage: any file on this machine) or
+one stored in filtered chunks (a gzip chunk inflating to gigabytes, a filter
+plugin HDF5 would load) is refused before anything is read.
 """
 
 import io
@@ -124,11 +128,13 @@ def read_weights(content: bytes, paths: dict[str, Variable], source: str) -> Non
 
 
 def _read_dataset(file, h5py, path, variable, source):
+    _check_hard_links(file, h5py, path, source)
     dataset = file.get(path)
     if dataset is None:
         raise ModelFormatError(f"{source!r} has no weight {path!r}, which holds {_describe(variable)}.")
     if not isinstance(dataset, h5py.Dataset):
         raise ModelFormatError(f"{path!r} in {source!r} is not a dataset; it should hold {_describe(variable)}.")
+    _check_plain_storage(dataset, h5py, path, source)
     dtype = dataset.dtype
     if dtype.kind not in "biuf" or dtype.fields is not None:
         raise ModelFormatError(f"Weight {path!r} in {source!r} has dtype {dtype}; weights are plain numbers.")
@@ -139,6 +145,35 @@ def _read_dataset(file, h5py, path, variable, source):
     if array.shape != tuple(variable.shape):
         raise ModelFormatError(f"Weight {path!r} in {source!r} did not read as shape {tuple(variable.shape)}.")
     return array
+
+
+def _check_hard_links(file, h5py, path, source):
+    """Every group on ``path``, and the dataset, is reached by a plain (hard) link."""
+    parts = path.split("/")
+    for end in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:end])
+        link = file.get(prefix, getlink=True)
+        if link is not None and not isinstance(link, h5py.HardLink):
+            raise ModelFormatError(
+                f"{prefix!r} in the weights of {source!r} is a {type(link).__name__}; Keras writes plain groups "
+                "and datasets, so the file is damaged or made to read something else.")
+
+
+def _check_plain_storage(dataset, h5py, path, source):
+    """The dataset's bytes are its own, in this file, stored plainly (contiguous or compact)."""
+    plist = dataset.id.get_create_plist()
+    layout = plist.get_layout()
+    problem = (
+        "a virtual dataset (its values come from other datasets)" if dataset.is_virtual
+        else "stored in another file (external storage)" if plist.get_external_count()
+        else "stored in chunks" if layout not in (h5py.h5d.CONTIGUOUS, h5py.h5d.COMPACT)
+        else "stored through filters (compression)" if plist.get_nfilters()
+        else None)
+    if problem is not None:
+        raise ModelFormatError(
+            f"Weight {path!r} in {source!r} is {problem}; Keras writes each weight as a plain contiguous "
+            "dataset, so the file is damaged or made to read something else, or to inflate into far more "
+            "memory than its weights.")
 
 
 def _describe(variable):

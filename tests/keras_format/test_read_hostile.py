@@ -72,6 +72,52 @@ def test_dataset_declaring_a_huge_shape_is_refused_before_it_is_read(saved, tmp_
         load_model(write(tmp_path, members))
 
 
+def _replace(file, path, **dataset_options):
+    """The weight at ``path`` rewritten with its own values but stored as ``dataset_options`` say."""
+    values = file[path][()]
+    del file[path]
+    file.create_dataset(path, data=values, **dataset_options)
+
+
+def _external_storage(tmp_path):
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(np.full(2, 7.0, "float32").tobytes())
+    return lambda file: (file.__delitem__("layers/dense_1/vars/1"),
+                         file.create_dataset("layers/dense_1/vars/1", shape=(2,), dtype="float32",
+                                             external=[(str(secret), 0, 8)]))
+
+
+def _virtual(file):
+    layout = h5py.VirtualLayout(shape=(2,), dtype="float32")
+    layout[:] = h5py.VirtualSource("other.h5", "data", shape=(2,))
+    del file["layers/dense_1/vars/1"]
+    file.create_virtual_dataset("layers/dense_1/vars/1", layout, fillvalue=-1)
+
+
+def _soft_link(file):
+    file.move("layers/dense_1/vars/1", "elsewhere")
+    file["layers/dense_1/vars/1"] = h5py.SoftLink("/elsewhere")
+
+
+@pytest.mark.parametrize("storage, problem", [
+    ("external", "stored in another file"),  # any file on this machine read into the weights
+    ("gzip_chunks", "stored in chunks"),  # a chunk inflating to gigabytes for a few values
+    ("virtual", "a virtual dataset"),
+    ("soft_link", "is a SoftLink"),
+])
+def test_weights_not_stored_as_keras_stores_them_are_refused_before_they_are_read(saved, tmp_path, storage,
+                                                                                   problem):
+    edits = {
+        "external": _external_storage(tmp_path),
+        "gzip_chunks": lambda file: _replace(file, "layers/dense_1/vars/1", chunks=(1,), maxshape=(None,),
+                                             compression="gzip"),
+        "virtual": _virtual,
+        "soft_link": _soft_link,
+    }
+    with pytest.raises(ModelFormatError, match=problem):
+        load_model(write(tmp_path, edited_weights(saved, edits[storage])))
+
+
 def test_missing_and_extra_weights(saved, tmp_path):
     def drop(file):
         del file["layers/dense_1/vars/1"]

@@ -34,7 +34,8 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
         source: names the file in errors.
         custom_objects: ``{"Name": class_or_function}`` for the file's own layers.
         compile: whether to compile the model with the arguments it was compiled with.
-        safe_mode: whether code named by the file may be imported (never bytecode).
+        safe_mode: refuse functions the file names by module (True), or import
+            their modules (False, for files you trust); bytecode is never loaded.
         limits: the ``LoadLimits`` of this load.
 
     Raises:
@@ -58,8 +59,10 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
     if not hasattr(type(model), "plan"):
         raise ModelFormatError(f"{source!r} holds a {type(model).__name__}, not a functional or Sequential model.")
     paths = keras_variable_paths(model, config)
-    content = read_member(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source)), limits,
-                          source, f"the size of the model's {len(paths)} weights")
+    compiled = bool(config.get("compile_config"))
+    content = read_member(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source), compiled),
+                          limits, source, f"the size of the model's {len(paths)} weights"
+                          + (" and its optimizer's state" if compiled else ""))
     read_weights(content, paths, source)
     if compile and config.get("compile_config"):
         from engine.saving import compile_from_config

@@ -33,6 +33,9 @@ from engine.variable import Variable
 # header, name and B-tree entries) and for the file (superblock, root group).
 _BYTES_PER_OBJECT = 4096
 _BYTES_PER_FILE = 2**20
+# A compiled model's file also holds its optimizer's variables: at most this many per weight
+# (Adam with amsgrad keeps 3, and an exponential moving average of the weights adds 1).
+_OPTIMIZER_SLOTS = 4
 
 
 def keras_variable_paths(model: Module, keras_entry: dict) -> dict[str, Variable]:
@@ -78,12 +81,13 @@ def _model_paths(model, entry, prefix, paths, seen):
                 paths[path] = variable
 
 
-def size_bound(paths: dict[str, Variable], layer_count: int) -> int:
+def size_bound(paths: dict[str, Variable], layer_count: int, compiled: bool) -> int:
     """The most bytes a ``model.weights.h5`` can take that holds the weights
     ``paths`` of a model of ``layer_count`` layers (each has its groups, even
-    without weights)."""
+    without weights) and, when ``compiled``, its optimizer's variables."""
+    copies = 1 + (_OPTIMIZER_SLOTS if compiled else 0)
     data = sum(math.prod(variable.shape) * np.dtype(variable.dtype).itemsize for variable in paths.values())
-    return data + _BYTES_PER_OBJECT * (len(paths) + 2 * layer_count) + _BYTES_PER_FILE
+    return copies * (data + _BYTES_PER_OBJECT * len(paths)) + _BYTES_PER_OBJECT * 2 * layer_count + _BYTES_PER_FILE
 
 
 def read_weights(content: bytes, paths: dict[str, Variable], source: str) -> None:

@@ -15,6 +15,7 @@ import engine
 from engine import Model, Sequential, load_model, model_from_json
 from engine.ops import BinaryOp, GetItem, ReshapeOp, Round, SqueezeOp, UnaryOp
 from graph import cli
+import layers as engine_layers
 from tests.keras_format.read_helpers import assert_same_model, perturb, save_keras, summary_totals
 
 
@@ -190,3 +191,21 @@ def test_tuple_wrappers_read_as_tuples():
     config["config"]["output_layers"] = as_tuple(config["config"]["output_layers"])
     outputs = model_from_json(json.dumps(config))([np.ones((2, 3), "float32"), np.ones((2, 2), "float32")])
     assert isinstance(outputs, tuple) and [o.shape for o in outputs] == [(2, 5), (2, 1)]
+
+
+def test_a_trained_model_loads_with_its_optimizer_state_in_the_file(tmp_path):
+    # model.weights.h5 of a compiled model also holds the optimizer's slots (Adam: 2 per weight).
+    x = keras.Input((600,))
+    keras_model = keras.Model(x, layers.Dense(600)(x))
+    keras_model.compile(optimizer="adam", loss="mse")
+    data = np.random.default_rng(0).normal(size=(4, 600)).astype("float32")
+    keras_model.fit(data, data, verbose=0)
+    loaded = load_model(save_keras(keras_model, tmp_path))  # compiled, its optimizer starting afresh
+    np.testing.assert_allclose(loaded(data), np.asarray(keras_model(data)), rtol=1e-5, atol=1e-5)
+
+    inputs = engine.Input((600,))
+    ours = Model(inputs, engine_layers.Dense(600)(inputs))
+    ours.compile(optimizer="adam", loss="mse")
+    ours.fit(data, data, verbose=0)
+    ours.save(tmp_path / "ours.keras")
+    np.testing.assert_array_equal(load_model(tmp_path / "ours.keras")(data), ours(data))

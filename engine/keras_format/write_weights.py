@@ -26,12 +26,15 @@ from engine.saving import weight_paths
 _WRAPPED = {"Bidirectional": ("forward_layer", "backward_layer"), "TimeDistributed": ("layer",)}
 
 
-def weights_h5_bytes(model) -> bytes:
+def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
     """The bytes of Keras' ``model.weights.h5`` holding every weight of
-    ``model`` and, when it is compiled, its optimizer's state (``write_compile``).
+    ``model`` and, when it is compiled and ``with_optimizer``, its optimizer's
+    state (``write_compile``).
 
     Args:
         model: a functional or Sequential model.
+        with_optimizer: False when the file is written uncompiled (Keras would
+            have no optimizer to read the state into).
 
     Raises:
         ImportError: h5py is not installed.
@@ -56,7 +59,8 @@ def weights_h5_bytes(model) -> bytes:
             entries.append((path, variable))
     _check_every_weight_written(model, entries)
     trainable = {id(variable) for variable in model.trainable_weights}
-    state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable])
+    state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable]) \
+        if with_optimizer else None
     buffer = io.BytesIO()
     with h5py.File(buffer, "w") as file:
         groups = {}  # path -> h5py Group: asking HDF5 whether a group exists is slow

@@ -52,11 +52,13 @@ def save_keras_model(model, path: str | os.PathLike) -> None:
             "code of its class, which a .keras file cannot hold for Keras to rebuild. Build it with the functional "
             "API or Sequential to save it as .keras."
         )
+    config = keras_model_config(model)
     files = {
         "metadata.json": json.dumps({"keras_version": KERAS_VERSION,
                                      "date_saved": time.strftime("%Y-%m-%d@%H:%M:%S")}),
-        "config.json": json.dumps(keras_model_config(model)),
-        "model.weights.h5": weights_h5_bytes(model),
+        "config.json": json.dumps(config),
+        # Keras reads an optimizer's state only into the optimizer its compile_config makes.
+        "model.weights.h5": weights_h5_bytes(model, with_optimizer=config["compile_config"] is not None),
     }
 
     def write(handle):

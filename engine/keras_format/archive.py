@@ -67,8 +67,13 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
     if compile and config.get("compile_config"):
         from engine.saving import compile_from_config
 
-        with loading_scope(custom_objects, safe_mode):
-            compile_from_config(model, to_nodeweave_compile_config(config["compile_config"]), repr(source))
+        try:
+            with loading_scope(custom_objects, safe_mode):
+                compile_from_config(model, to_nodeweave_compile_config(config["compile_config"]), repr(source))
+        except (TypeError, ValueError, KeyError) as error:  # an optimizer, loss or metric argument we lack
+            raise ModelFormatError(
+                f"The model of {source!r} loads, but the compile_config Keras saved with it cannot be applied: "
+                f"{type(error).__name__}: {error}. Load it with compile=False and compile it yourself.") from error
     return model
 
 

@@ -239,3 +239,16 @@ def test_config_nesting_too_deep():
              "config": {"name": "d", "units": 2, "deep": value}}
     with pytest.raises(ModelFormatError, match="nests deeper than"):
         model_from_json(json.dumps(entry))
+
+
+def test_a_compile_config_we_cannot_apply_says_to_load_uncompiled(saved, tmp_path):
+    def metric_argument_we_lack(config):
+        config["compile_config"] = {"optimizer": "adam", "loss": "mse", "loss_weights": None, "weighted_metrics": None,
+                                    "metrics": [{"module": "keras.metrics", "class_name": "MeanAbsoluteError",
+                                                 "config": {"name": "mae", "dtype": "float32", "unknown": 1},
+                                                 "registered_name": None}]}
+
+    path = write(tmp_path, edited_config(saved, metric_argument_we_lack))
+    with pytest.raises(ModelFormatError, match=r"compile_config .* cannot be applied: .*unknown.* compile=False"):
+        load_model(path)
+    assert load_model(path, compile=False).count_params() == 4 * 3 + 3 + 3 * 2 + 2

@@ -3,17 +3,19 @@
 A small hostile file must not be able to exhaust memory or time, so every read
 is checked before it is made:
 
-- each zip member's declared uncompressed size is checked against what that
-  member must hold, and its compression ratio against ``max_compression_ratio``,
-  before a byte of it is inflated (``zipfile`` then never returns more than the
-  declared size, and checks the CRC);
+- each zip member's declared sizes are checked against the archive (its
+  compressed bytes must lie inside it), its compression ratio against
+  ``max_compression_ratio``, and its uncompressed size against what that member
+  must hold, before a byte of it is inflated (``zipfile`` then never returns
+  more than the declared size, and checks the CRC);
 - ``config.json`` may hold at most ``max_config_bytes``;
 - each ``.npy`` array's header is read first and its dtype and shape must be
   those of the weight it fills, and the member's size exactly header plus data,
   before the array is allocated;
 - the weights a config creates while the model is rebuilt are charged against a
-  budget: for a model file, the bytes its ``weights.npz`` holds (every weight is
-  saved there, so a real model never exceeds it); for a JSON config,
+  budget: for a model file, the bytes its ``weights.npz`` (or a Keras file's
+  ``model.weights.h5``) holds (every weight is saved there, so a real model
+  never exceeds it); for a JSON config,
   ``max_weight_bytes``.
 
 Exceeding a limit raises ``ModelFormatError`` naming the member and the limit.
@@ -109,10 +111,15 @@ def charge_weight(layer_name, weight_name, shape, dtype):
 
 
 # ------------------------------------------------------------------ zip members
-def check_members(archive, allowed, required, source):
+def check_members(archive, allowed, required, source, limits):
     """Checks that ``archive`` holds each of ``required``, nothing outside
     ``allowed``, no name twice, and nothing encrypted or compressed other than
-    stored or deflated."""
+    stored or deflated; and that each member's declared size can be true: its
+    compressed bytes lie inside the archive, a stored member is as large as
+    its bytes, a deflated one inflates at most ``max_compression_ratio`` times.
+    A load sizes its weight budget by the declared size of the weights member,
+    so that size must be checked before anything is built."""
+    archive_size = _stream_size(archive.fp)
     seen = set()
     for info in archive.infolist():
         name = info.filename
@@ -131,9 +138,22 @@ def check_members(archive, allowed, required, source):
                 f"Member {name!r} of {source!r} uses zip compression method {info.compress_type}; "
                 "model files are stored or deflated."
             )
+        if info.header_offset + info.compress_size > archive_size or (
+                info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size):
+            raise ModelFormatError(
+                f"Member {name!r} of {source!r} declares {info.file_size:,} bytes ({info.compress_size:,} "
+                f"compressed) that the {archive_size:,}-byte archive cannot hold: the file is damaged or forged.")
+        _check_size(info, math.inf, limits, source, "")
     missing = [name for name in required if name not in seen]
     if missing:
         raise ModelFormatError(f"{source!r} is not a complete nodeweave model file: it has no {', '.join(missing)}.")
+
+
+def _stream_size(stream):
+    position = stream.tell()
+    size = stream.seek(0, io.SEEK_END)
+    stream.seek(position)
+    return size
 
 
 def read_member(archive, name, max_bytes, limits, source, limit_name):

@@ -331,7 +331,7 @@ def load_archive_bytes(data, custom_objects=None, safe_mode=True, limits=None):
 
 @collector_paused()
 def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, models_only=True):
-    check_members(archive, _MEMBERS, ("config.json", "metadata.json", "weights.npz"), path)
+    check_members(archive, _MEMBERS, ("config.json", "metadata.json", "weights.npz"), path, limits)
     metadata = _read_json(archive, "metadata.json", path, limits.max_metadata_bytes, limits, "max_metadata_bytes")
     if not isinstance(metadata, dict) or metadata.get("format_version") != FORMAT_VERSION:
         raise ModelFormatError(

@@ -42,7 +42,7 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
         ModelFormatError: a damaged or hostile archive, a class nodeweave does
             not know (naming it and how to pass it), or weights that do not fit.
     """
-    check_members(archive, set(MEMBERS), ("config.json", "model.weights.h5"), source)
+    check_members(archive, set(MEMBERS), ("config.json", "model.weights.h5"), source, limits)
     if "metadata.json" in archive.namelist():
         metadata = _read_json(archive, "metadata.json", limits.max_metadata_bytes, limits, source)
         if not isinstance(metadata, dict):

@@ -111,3 +111,31 @@ def test_a_weights_file_larger_than_the_model_can_fill_is_refused_unread(tmp_pat
     with pytest.raises(ModelFormatError, match="more than the .* that the 2 weights of model"):
         model.load_weights(path)
     assert os.path.getsize(path) > 0
+
+
+def _declare_size(path, member, size):
+    """Rewrites the zip at ``path`` so that its central directory declares ``size`` bytes for ``member``."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        names = [info.filename for info in archive.infolist()]
+    end = data.rindex(b"PK\x05\x06")  # the end record says where the central directory starts
+    start = int.from_bytes(data[end + 16:end + 20], "little")  # one entry per member, in order
+    for name in names:
+        name_length, extra_length, comment_length = (int.from_bytes(data[start + i:start + i + 2], "little")
+                                                     for i in (28, 30, 32))
+        if name == member:
+            data[start + 20:start + 28] = size.to_bytes(4, "little") * 2  # compressed and uncompressed
+        start += 46 + name_length + extra_length + comment_length
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("extension, member", [(".nw", "weights.npz"), (".keras", "model.weights.h5")])
+def test_a_declared_size_the_archive_cannot_hold_is_refused_before_the_model_is_built(tmp_path, extension, member):
+    # The declared size of the weights member is the weight budget of the build: a forged one would let a
+    # small file create (and initialize) huge weights before the read found out.
+    x = Input((4,))
+    path = tmp_path / f"m{extension}"
+    Model(x, Dense(2)(x)).save(path)
+    _declare_size(path, member, 300_000_000)
+    with pytest.raises(ModelFormatError, match=f"'{member}' .* declares 300,000,000 bytes .* cannot hold"):
+        load_model(path)

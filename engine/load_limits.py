@@ -28,6 +28,7 @@ import contextlib
 import contextvars
 import dataclasses
 import io
+import json
 import math
 import re
 import struct
@@ -173,6 +174,21 @@ def read_member(archive, name, max_bytes, limits, source, limit_name):
             f"Member {name!r} of {source!r} is truncated: it declares {info.file_size:,} bytes but holds {len(content):,}."
         )
     return content
+
+
+def read_json_member(archive, name, path, max_bytes, limits, limit_name):
+    """The JSON value of member ``name``, read within ``max_bytes`` (``read_member``)."""
+    return parse_json(read_member(archive, name, max_bytes, limits, path, limit_name), f"{name} in {path!r}")
+
+
+def parse_json(text, what):
+    """``json.loads(text)``; malformed or too deeply nested text is a ModelFormatError naming ``what``."""
+    try:
+        return json.loads(text)
+    except (TypeError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelFormatError(f"{what} is malformed (not valid JSON): {error}") from error
+    except RecursionError as error:
+        raise ModelFormatError(f"{what} is nested too deeply to be a model config.") from error
 
 
 def _check_size(info, max_bytes, limits, source, limit_name):

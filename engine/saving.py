@@ -28,7 +28,9 @@ from engine.load_limits import (
     LoadLimits,
     check_members,
     npz_size_bound,
+    parse_json,
     read_arrays,
+    read_json_member,
     read_member,
     weight_budget,
 )
@@ -332,13 +334,14 @@ def load_archive_bytes(data, custom_objects=None, safe_mode=True, limits=None):
 @collector_paused()
 def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, models_only=True):
     check_members(archive, _MEMBERS, ("config.json", "metadata.json", "weights.npz"), path, limits)
-    metadata = _read_json(archive, "metadata.json", path, limits.max_metadata_bytes, limits, "max_metadata_bytes")
+    metadata = read_json_member(archive, "metadata.json", path, limits.max_metadata_bytes, limits,
+                                "max_metadata_bytes")
     if not isinstance(metadata, dict) or metadata.get("format_version") != FORMAT_VERSION:
         raise ModelFormatError(
             f"{path!r} has format version {metadata.get('format_version') if isinstance(metadata, dict) else None!r}; "
             f"this nodeweave reads format {FORMAT_VERSION}."
         )
-    config = _read_json(archive, "config.json", path, limits.max_config_bytes, limits, "max_config_bytes")
+    config = read_json_member(archive, "config.json", path, limits.max_config_bytes, limits, "max_config_bytes")
     if not isinstance(config, dict):
         raise ModelFormatError(f"config.json of {path!r} must hold a JSON object.")
     weights_info = archive.getinfo("weights.npz")
@@ -504,7 +507,7 @@ def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
             f"The model JSON is {len(text):,} characters long, more than max_config_bytes="
             f"{limits.max_config_bytes:,}; pass limits=LoadLimits(max_config_bytes=...) if it is genuine."
         )
-    config = _parse_json(text, "The model JSON")
+    config = parse_json(text, "The model JSON")
     with as_model_format_error("Cannot rebuild the model from JSON"), loading_scope(custom_objects, safe_mode), \
             weight_budget(limits.max_weight_bytes, "max_weight_bytes of the LoadLimits",
                           "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...)."):
@@ -521,16 +524,3 @@ def _npz_bytes(arrays):
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return buffer.getvalue()
-
-
-def _read_json(archive, name, path, max_bytes, limits, limit_name):
-    return _parse_json(read_member(archive, name, max_bytes, limits, path, limit_name), f"{name} in {path!r}")
-
-
-def _parse_json(text, what):
-    try:
-        return json.loads(text)
-    except (TypeError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelFormatError(f"{what} is malformed (not valid JSON): {error}") from error
-    except RecursionError as error:
-        raise ModelFormatError(f"{what} is nested too deeply to be a model config.") from error

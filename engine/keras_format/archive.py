@@ -3,14 +3,13 @@ serializes it), ``metadata.json`` (Keras version, date) and
 ``model.weights.h5`` (the weights, in Keras' layout), each read within the
 limits of ``engine.load_limits``."""
 
-import json
 import zipfile
 
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
 from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
 from engine.keras_format.weights_h5 import keras_variable_paths, read_weights, size_bound
-from engine.load_limits import LoadLimits, check_members, read_member, weight_budget
+from engine.load_limits import LoadLimits, check_members, read_json_member, read_member, weight_budget
 from engine.module import Module
 from engine.registry import loading_scope
 
@@ -44,10 +43,11 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
     """
     check_members(archive, set(MEMBERS), ("config.json", "model.weights.h5"), source, limits)
     if "metadata.json" in archive.namelist():
-        metadata = _read_json(archive, "metadata.json", limits.max_metadata_bytes, limits, source)
+        metadata = read_json_member(archive, "metadata.json", source, limits.max_metadata_bytes, limits,
+                                    "max_metadata_bytes")
         if not isinstance(metadata, dict):
             raise ModelFormatError(f"metadata.json of {source!r} must hold a JSON object.")
-    config = _read_json(archive, "config.json", limits.max_config_bytes, limits, source)
+    config = read_json_member(archive, "config.json", source, limits.max_config_bytes, limits, "max_config_bytes")
     if not is_keras_entry(config):
         raise ModelFormatError(
             f"config.json of {source!r} is not a Keras 3 model config ({{'module', 'class_name', 'config', ...}}).")
@@ -85,13 +85,3 @@ def _count_layers(entry, source, depth=0):
     if not isinstance(layers, list):
         return 1
     return 1 + sum(_count_layers(item, source, depth + 1) for item in layers if isinstance(item, dict))
-
-
-def _read_json(archive, name, max_bytes, limits, source):
-    text = read_member(archive, name, max_bytes, limits, source, f"max_{name.split('.')[0]}_bytes")
-    try:
-        return json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelFormatError(f"{name} in {source!r} is malformed (not valid JSON): {error}") from error
-    except RecursionError as error:
-        raise ModelFormatError(f"{name} in {source!r} is nested too deeply to be a model config.") from error

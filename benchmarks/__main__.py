@@ -19,7 +19,7 @@ def main(argv):
     if unknown:
         sys.exit(f"Unknown benchmark(s) {unknown}; known: {BENCHMARKS}")
     flags = [a for a in argv if a.startswith("-")]
-    print(f"threads pinned to {THREADS} for every contender")
+    print(f"threads pinned to {THREADS} for every contender, except in keras_apps (each library's defaults)")
     failed = []
     for name in names:
         print(f"\n== {name} ==", flush=True)

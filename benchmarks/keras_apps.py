@@ -150,11 +150,12 @@ def deep_chain_row(folder, smoke):
 def main(smoke=False):
     import keras
 
-    from benchmarks.harness import save
+    from benchmarks.harness import machine, save
 
     folder = tempfile.mkdtemp()
     rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke) + [deep_chain_row(folder, smoke)]
-    save("keras_apps", {"rows": rows, "keras": keras.__version__, "threads": "each library's default"})
+    save("keras_apps", {"rows": rows, "keras": keras.__version__,
+                        "machine": {**machine(), "threads": "each library's default"}})
     return rows
 
 

@@ -266,7 +266,7 @@ class ExecutionPlan:
         batch = np.shape(arrays[0])[0] if arrays and np.ndim(arrays[0]) else 1
         if batch * self._largest_step_flops_per_sample < _THREADED_BLAS_FLOPS:
             # BLAS runs every product of this call on one thread anyway: the limit would only cost
-            # its setting and restoring (a sixth of a batch-1 call of a small model).
+            # its setting and restoring (about 5 us, a fifth of a batch-1 call of a small MLP).
             return self._walk(arrays, training, None, masks)[0]
         with one_blas_thread:
             return self._walk(arrays, training, None, masks)[0]

@@ -96,8 +96,8 @@ def _generator(epochs, x=X, y=Y):
             yield x[begin:begin + 16], y[begin:begin + 16]
 
 
-class Steps(Callback):
-    """The steps of each epoch, as the callbacks see them."""
+class StepsRecorder:
+    """The steps of each epoch, as the callbacks see them (a mixin for ours and Keras' Callback)."""
 
     def on_train_begin(self, logs=None):
         self.epochs = []
@@ -107,6 +107,10 @@ class Steps(Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.epochs[-1].append(batch)
+
+
+class Steps(StepsRecorder, Callback):
+    """Our callback recording the steps of each epoch."""
 
 
 def _assert_same_training(model, history, expected, expected_history):
@@ -423,15 +427,8 @@ def test_epochs_warnings_and_errors_match_keras_for_a_pydataset_and_a_generator(
         def __getitem__(self, index):
             return X[index * 16:(index + 1) * 16], Y[index * 16:(index + 1) * 16]
 
-    class KerasSteps(keras.callbacks.Callback):
-        def on_train_begin(self, logs=None):
-            self.epochs = []
-
-        def on_epoch_begin(self, epoch, logs=None):
-            self.epochs.append([])
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.epochs[-1].append(batch)
+    class KerasSteps(StepsRecorder, keras.callbacks.Callback):
+        pass
 
     theirs = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
     theirs.compile(optimizer="sgd", loss="mse")

@@ -285,7 +285,9 @@ def test_a_loss_keras_cannot_name_is_written_uncompiled(tmp_path):
         assert "optimizer" not in weights  # no optimizer to read Adam's moments into
 
 
-class Scale(Layer):  # a user's own layer: one weight, one config argument
+class ScaleBody:
+    """A user's own layer: one weight, one config argument (a mixin for ours and Keras' Layer)."""
+
     def __init__(self, factor=1.0, **kwargs):
         super().__init__(**kwargs)
         self.factor = factor
@@ -300,23 +302,16 @@ class Scale(Layer):  # a user's own layer: one weight, one config argument
         return {**super().get_config(), "factor": self.factor}
 
 
+class Scale(ScaleBody, Layer):
+    """Ours."""
+
+
 def keras_scale():
     """Scale's Keras twin. Keras names a layer's weight group after its class
     (``layers/scale``), so the twin must share the class name."""
 
-    class Scale(keras.layers.Layer):
-        def __init__(self, factor=1.0, **kwargs):
-            super().__init__(**kwargs)
-            self.factor = factor
-
-        def build(self, input_shape):
-            self.gamma = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="gamma")
-
-        def call(self, inputs):
-            return inputs * self.gamma * self.factor
-
-        def get_config(self):
-            return {**super().get_config(), "factor": self.factor}
+    class Scale(ScaleBody, keras.layers.Layer):
+        pass
 
     return Scale
 

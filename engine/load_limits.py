@@ -11,7 +11,7 @@ is checked before it is made:
 - ``config.json`` may hold at most ``max_config_bytes``;
 - each ``.npy`` array's header is read first and its dtype and shape must be
   those of the weight it fills, and the member's size exactly header plus data,
-  before the array is allocated;
+  before the array is allocated (``engine.npz_arrays``);
 - the weights a config creates while the model is rebuilt are charged against a
   budget: for a model file, the bytes its ``weights.npz`` (or a Keras file's
   ``model.weights.h5``) holds (every weight is saved there, so a real model
@@ -30,8 +30,6 @@ import dataclasses
 import io
 import json
 import math
-import re
-import struct
 import zipfile
 import zlib
 
@@ -144,7 +142,7 @@ def check_members(archive, allowed, required, source, limits):
             raise ModelFormatError(
                 f"Member {name!r} of {source!r} declares {info.file_size:,} bytes ({info.compress_size:,} "
                 f"compressed) that the {archive_size:,}-byte archive cannot hold: the file is damaged or forged.")
-        _check_size(info, math.inf, limits, source, "")
+        check_member_size(info, math.inf, limits, source, "")
     missing = [name for name in required if name not in seen]
     if missing:
         raise ModelFormatError(f"{source!r} is not a complete nodeweave model file: it has no {', '.join(missing)}.")
@@ -161,7 +159,7 @@ def read_member(archive, name, max_bytes, limits, source, limit_name):
     """The bytes of member ``name``, after checking its declared size against
     ``max_bytes`` and its compression ratio, before anything is inflated."""
     info = archive.getinfo(name)
-    _check_size(info, max_bytes, limits, source, limit_name)
+    check_member_size(info, max_bytes, limits, source, limit_name)
     try:
         # read(size), not read(): zipfile inflates at most what it is asked for,
         # but read() asks for up to 2 GiB whatever the member declares.
@@ -191,7 +189,10 @@ def parse_json(text, what):
         raise ModelFormatError(f"{what} is nested too deeply to be a model config.") from error
 
 
-def _check_size(info, max_bytes, limits, source, limit_name):
+def check_member_size(info, max_bytes, limits, source, limit_name):
+    """Checks the declared size of zip member ``info`` against ``max_bytes`` (what
+    it may hold, which ``limit_name`` names) and its compression ratio against
+    ``limits``, before a byte of it is read."""
     if info.file_size > max_bytes:
         raise ModelFormatError(
             f"Member {info.filename!r} of {source!r} declares {info.file_size:,} bytes, more than the "
@@ -211,133 +212,3 @@ def npz_size_bound(expected):
     """The most bytes an ``.npz`` holding the arrays ``{name: (shape, dtype)}`` can take."""
     return sum(math.prod(shape) * np.dtype(dtype).itemsize + _BYTES_PER_MEMBER + 2 * len(name)
                for name, (shape, dtype) in expected.items()) + _BYTES_PER_MEMBER
-
-
-def read_arrays(content, expected, limits, source, report_missing=True, crc_checked=False):
-    """Reads the arrays of an ``.npz`` (bytes) meant to fill ``expected``
-    (``{name: (shape, dtype)}``), checking each header before the array is
-    allocated. ``crc_checked`` says ``content`` was read with its own CRC
-    checked (an ``.npz`` inside a ``.nw`` file): its members' CRCs cover the same
-    bytes, so they are not computed a second time.
-
-    Returns ``(arrays, problems)``: an array the model does not have, or of
-    another shape or dtype kind, is left unread and described in ``problems``,
-    as is a missing one when ``report_missing``. A malformed member raises
-    ModelFormatError.
-    """
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
-        infos = archive.infolist()
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
-        raise ModelFormatError(f"The arrays in {source!r} cannot be read (not an .npz archive: {error}).") from error
-    arrays, problems, seen = {}, [], set()
-    for info in infos:
-        name = info.filename[:-4] if info.filename.endswith(".npy") else None
-        if name is None or name in seen:
-            raise ModelFormatError(f"{source!r} holds the member {info.filename!r}, which is not one array of an .npz.")
-        seen.add(name)
-        if name not in expected:
-            problems.append(f"{source} has weight {name!r}, which the model does not have")
-            continue
-        shape, dtype = expected[name]
-        _check_size(info, npz_size_bound({name: (shape, dtype)}), limits, source, "the size of that array")
-        try:
-            member = _member_bytes(archive, content, info, crc_checked)
-        except (zipfile.BadZipFile, EOFError, OSError, zlib.error, struct.error) as error:
-            raise ModelFormatError(f"Array {name!r} in {source!r} cannot be read: {error}") from error
-        array = _read_array(member, info, name, shape, np.dtype(dtype), source)
-        if isinstance(array, str):
-            problems.append(array)
-        else:
-            arrays[name] = array
-    if report_missing:
-        problems += [f"weight {name!r} of the model is missing from {source}" for name in expected if name not in seen]
-    return arrays, problems
-
-
-_LOCAL_HEADER = struct.Struct("<4s22xHH")  # a zip member's signature, then the lengths of its name and extra field
-
-
-def _member_bytes(archive, content, info, crc_checked):
-    """The bytes of member ``info`` of the zip archive ``content`` (bytes), at most
-    its declared size. A stored member is a slice of ``content`` (no copy, which
-    matters for 24,000 small arrays or VGG16's 528 MiB), after the checks zipfile
-    makes: the local header's signature and name, and the CRC unless
-    ``crc_checked``. Others (compressed, encrypted, or with sizes that disagree)
-    are read by zipfile."""
-    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1 or info.compress_size != info.file_size:
-        with archive.open(info) as stream:
-            return stream.read(info.file_size)
-    start = info.header_offset
-    signature, name_length, extra_length = _LOCAL_HEADER.unpack_from(content, start)
-    name = content[start + 30:start + 30 + name_length]
-    name = name.decode("ascii") if name.isascii() else name.decode("utf-8" if info.flag_bits & 0x800 else "cp437")
-    if signature != b"PK\x03\x04" or name != info.orig_filename:
-        raise zipfile.BadZipFile(f"Bad local file header of member {info.orig_filename!r}")
-    begin = start + 30 + name_length + extra_length
-    data = memoryview(content)[begin:begin + info.file_size]
-    if not crc_checked and zlib.crc32(data) != info.CRC:
-        raise zipfile.BadZipFile(f"Bad CRC-32 for file {info.orig_filename!r}")
-    return data
-
-
-def _read_array(member, info, name, shape, dtype, source):
-    """The array in ``member`` (the bytes of an .npy file), or a string saying why it
-    does not fit the weight."""
-    if len(member) != info.file_size:
-        raise ModelFormatError(f"Array {name!r} in {source!r} is truncated.")
-    try:
-        file_shape, fortran_order, file_dtype, offset = _parse_npy_header(member)
-    except ValueError as error:
-        raise ModelFormatError(f"Array {name!r} in {source!r} has a malformed .npy header: {error}") from error
-    if file_dtype.hasobject or file_dtype.fields is not None or file_dtype.kind not in "biuf":
-        raise ModelFormatError(
-            f"Array {name!r} in {source!r} has dtype {file_dtype}; weights are plain numeric arrays."
-        )
-    if tuple(file_shape) != tuple(shape):
-        return f"weight {name!r} has shape {tuple(shape)} in the model but {tuple(file_shape)} in {source}"
-    if file_dtype.kind != dtype.kind:
-        return f"weight {name!r} has dtype {dtype} in the model but {file_dtype} in {source}"
-    nbytes = math.prod(file_shape) * file_dtype.itemsize
-    if info.file_size != offset + nbytes:
-        raise ModelFormatError(
-            f"Array {name!r} in {source!r} declares shape {tuple(file_shape)} and dtype {file_dtype} "
-            f"({nbytes:,} bytes) but its member holds {info.file_size - offset:,} bytes of data."
-        )
-    array = np.frombuffer(member, file_dtype, offset=offset) if nbytes else np.empty(0, file_dtype)
-    return array.reshape(file_shape, order="F" if fortran_order else "C")
-
-
-# The header np.save writes, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
-# padded with spaces to a newline. Parsing it here takes a regular expression where NumPy's
-# reader compiles it with ast.literal_eval: a third of the load of a 12,000-layer model.
-_NPY_MAGIC = b"\x93NUMPY"
-_CANONICAL_NPY_HEADER = re.compile(
-    rb"\{'descr': '([<>|=][a-z]\d{1,2})', 'fortran_order': (True|False), 'shape': \(((?:\d+, )*(?:\d+,?)?)\), \} *\n"
-)
-
-
-def _parse_npy_header(member):
-    """``(shape, fortran_order, dtype, offset of the data)`` of the ``.npy`` file
-    ``member`` (bytes). A header other than np.save's own goes to NumPy's reader,
-    with its limit on the header's size."""
-    if member[:6] != _NPY_MAGIC or len(member) < 8:
-        raise ValueError(f"the file does not start with the .npy magic string {_NPY_MAGIC!r}")
-    version = (member[6], member[7])
-    length_size = {(1, 0): 2, (2, 0): 4, (3, 0): 4}.get(version)
-    if length_size is None:
-        raise ValueError(f"unsupported .npy format version {version}")
-    start = 8 + length_size
-    end = start + int.from_bytes(member[8:start], "little")
-    match = _CANONICAL_NPY_HEADER.fullmatch(member, start, end) if end <= len(member) else None
-    if match is None:
-        reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        stream = io.BytesIO(member[8:])
-        shape, fortran_order, dtype = reader(stream)
-        return shape, fortran_order, dtype, 8 + stream.tell()
-    descr, fortran_order, shape = match.groups()
-    try:
-        dtype = np.dtype(descr.decode("ascii"))
-    except TypeError as error:
-        raise ValueError(f"descr {descr.decode('ascii')!r} is not a valid dtype descriptor") from error
-    return tuple(int(d) for d in shape.split(b",") if d.strip()), fortran_order == b"True", dtype, end

@@ -24,17 +24,9 @@ from engine.keras_format.archive import is_keras_archive, load_keras_archive
 from engine.keras_format.config_reader import as_nodeweave_entry
 from engine.keras_tensor import KerasTensor
 from engine.gc_pause import collector_paused
-from engine.load_limits import (
-    LoadLimits,
-    check_members,
-    npz_size_bound,
-    parse_json,
-    read_arrays,
-    read_json_member,
-    read_member,
-    weight_budget,
-)
+from engine.load_limits import LoadLimits, check_members, npz_size_bound, parse_json, read_json_member, weight_budget
 from engine.module import Module
+from engine.npz_arrays import open_npz, open_npz_member, read_arrays
 from engine.registry import loading_scope
 
 FORMAT_VERSION = 1
@@ -158,37 +150,32 @@ def load_weights(model: Module, path: str | os.PathLike, skip_mismatch: bool = F
     variables = weight_paths(model)
     expected = _specs(variables)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            if size > npz_size_bound(expected):
-                raise ModelFormatError(
-                    f"{str(path)!r} holds {size:,} bytes, more than the {npz_size_bound(expected):,} that the "
-                    f"{len(expected)} weights of model {model.name!r} can take."
-                )
-            handle.seek(0)
-            content = handle.read()
+        handle = open(path, "rb")
     except OSError as error:
         raise ModelFormatError(f"Cannot read weights file {str(path)!r}: {error}") from error
-    with as_model_format_error(f"Cannot load weights file {str(path)!r}"):
-        variables, difference = _match_by_structure(variables, content, str(path))
-        arrays, problems = read_arrays(content, _specs(variables), limits, str(path))
+    with handle, as_model_format_error(f"Cannot load weights file {str(path)!r}"):
+        size = handle.seek(0, os.SEEK_END)
+        if size > npz_size_bound(expected):
+            raise ModelFormatError(
+                f"{str(path)!r} holds {size:,} bytes, more than the {npz_size_bound(expected):,} that the "
+                f"{len(expected)} weights of model {model.name!r} can take."
+            )
+        npz = open_npz(handle, str(path))
+        variables, difference = _match_by_structure(variables, npz.namelist(), str(path))
+        arrays, problems = read_arrays(npz, _specs(variables), limits, str(path))
         if difference and not skip_mismatch:
             problems.insert(0, difference)
         return _assign_weights(variables, arrays, problems, skip_mismatch)
 
 
-def _match_by_structure(variables, content, source):
-    """``(variables, difference)`` for the ``.npz`` bytes ``content``: when its
+def _match_by_structure(variables, members, source):
+    """``(variables, difference)`` for an ``.npz`` of the members ``members``: when its
     paths are not those of ``variables`` (``{path: Variable}``) but its weights
     line up with them in order, each with the same final name, ``variables``
     keyed by the file's paths and None (``read_arrays`` then checks each shape);
     otherwise ``variables`` unchanged and, unless the paths are the same, a
     sentence naming the first position where the two differ."""
-    try:
-        names = [name.removesuffix(".npy") for name in zipfile.ZipFile(io.BytesIO(content)).namelist()]
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError):
-        return variables, None  # not an .npz: read_arrays says so
+    names = [name.removesuffix(".npy") for name in members]
     # np.savez writes the arrays in the order of its keyword arguments (weight_paths'
     # order, from save_weights) and namelist() lists the members in the order written.
     ours = list(variables)
@@ -208,10 +195,17 @@ def _specs(variables):
 
 
 def _assign_weights(variables, arrays, problems, skip_mismatch):
+    """Gives each Variable its array from ``read_arrays``: an array already of the
+    Variable's dtype and C order becomes its value as it is (it was read into
+    memory of its own), any other is cast and copied by ``assign``."""
     if problems and not skip_mismatch:
         raise ModelFormatError("Cannot load weights: " + "; ".join(problems) + ". Pass skip_mismatch=True to skip them.")
     for name, array in arrays.items():
-        variables[name].assign(array)
+        variable = variables[name]
+        if array.dtype == variable.dtype and array.shape == variable.shape and array.flags.c_contiguous:
+            variable.value = array
+        else:
+            variable.assign(array)
     return problems
 
 
@@ -356,9 +350,9 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, mod
             _build_from_config(model, config.get("build_config"), _saved_weight_names(archive, path), path, limits)
     variables = weight_paths(model)
     expected = _specs(variables)
-    content = read_member(archive, "weights.npz", npz_size_bound(expected), limits, path,
+    npz = open_npz_member(archive, "weights.npz", npz_size_bound(expected), limits, path,
                           f"the size of the model's {len(expected)} weights")
-    arrays, problems = read_arrays(content, expected, limits, f"weights.npz in {path}", crc_checked=True)
+    arrays, problems = read_arrays(npz, expected, limits, f"weights.npz in {path}")
     _assign_weights(variables, arrays, problems, False)
     compile_config = config.get("compile_config")
     if compile and compile_config is not None:
@@ -443,12 +437,11 @@ def _load_optimizer(optimizer, trainable, archive, path, limits):
     current = {}
     optimizer.save_own_variables(current)
     expected = {name: (value.shape, value.dtype) for name, value in current.items()}
-    content = read_member(archive, "optimizer.npz", npz_size_bound(expected), limits, path,
+    npz = open_npz_member(archive, "optimizer.npz", npz_size_bound(expected), limits, path,
                           f"the size of the optimizer's {len(expected)} variables")
     # An optimizer saved before its first update has no slots yet: load_own_variables
     # accepts that shorter state and checks the count.
-    arrays, problems = read_arrays(content, expected, limits, f"optimizer.npz in {path}", report_missing=False,
-                                   crc_checked=True)
+    arrays, problems = read_arrays(npz, expected, limits, f"optimizer.npz in {path}", report_missing=False)
     if problems:
         raise ModelFormatError(f"Cannot load the optimizer state of {path!r}: " + "; ".join(problems) + ".")
     optimizer.load_own_variables(arrays)

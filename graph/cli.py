@@ -4,19 +4,48 @@ import argparse
 import sys
 
 
-def _load(path):
+def _load(args):
     from engine import ModelFormatError, load_model
 
+    custom_objects = {}
+    for source in args.custom_objects or ():
+        custom_objects.update(_objects_of(source))
     try:
-        return load_model(path, compile=False)
+        return load_model(args.file, custom_objects=custom_objects, compile=False)
     except ModelFormatError as error:
         sys.exit(f"nodeweave: {error}")
+
+
+def _objects_of(source):
+    """``{name: object}`` of the classes and functions that the module ``source``
+    (a ``.py`` file or an importable module name) defines, for ``custom_objects``.
+    The user names the module on the command line: the file being opened never
+    chooses what is imported."""
+    import importlib
+    import importlib.util
+    import inspect
+    from pathlib import Path
+
+    path = Path(source)
+    try:
+        if path.suffix == ".py":
+            if not path.is_file():
+                sys.exit(f"nodeweave: --custom-objects {source}: no such file.")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(source)
+    except ImportError as error:
+        sys.exit(f"nodeweave: --custom-objects {source}: {error}. Give a .py file or a module on the Python path.")
+    return {name: value for name, value in vars(module).items()
+            if (inspect.isclass(value) or inspect.isfunction(value)) and value.__module__ == module.__name__}
 
 
 def _summary(args):
     from graph import summary
 
-    summary(_load(args.file), expand_nested=args.expand_nested, show_trainable=args.show_trainable)
+    summary(_load(args), expand_nested=args.expand_nested, show_trainable=args.show_trainable)
 
 
 def _plot(args):
@@ -24,7 +53,7 @@ def _plot(args):
 
     from graph import plot_model
 
-    model = _load(args.file)
+    model = _load(args)
     with warnings.catch_warnings(record=True) as caught:  # a bitmap too large is written as SVG, with a warning
         warnings.simplefilter("always")
         try:
@@ -42,7 +71,7 @@ def _plot(args):
 
 
 def _inspect(args):
-    model = _load(args.file)
+    model = _load(args)
     layers = model.layers
     if args.layer is not None:
         names = [layer.name for layer in layers]
@@ -96,6 +125,10 @@ def main(argv=None):
     inspect.add_argument("--layer", help="only this layer")
     inspect.set_defaults(run=_inspect)
 
+    for command in (summary, plot, inspect):
+        command.add_argument("--custom-objects", action="append", metavar="MODULE",
+                             help="a .py file or module whose classes and functions the model file names (its own "
+                                  "layers), as load_model(custom_objects=...); may be repeated")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from graph.demo import run_demo

@@ -1,3 +1,4 @@
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -63,3 +64,25 @@ def test_python_dash_m_runs_the_same_command(model_file):
     failed = subprocess.run([sys.executable, "-m", "graph.cli", "summary", "missing.nw"],
                             capture_output=True, text=True, check=False)
     assert failed.returncode == 1 and failed.stderr.startswith("nodeweave: Cannot read model file 'missing.nw'")
+
+
+def test_a_model_with_the_users_own_layer_opens_with_custom_objects(tmp_path, capsys, monkeypatch):
+    source = tmp_path / "my_layers.py"
+    source.write_text("from engine import Layer\n\n\nclass Doubling(Layer):\n    def call(self, x):\n"
+                      "        return x * 2.0\n")
+    spec = importlib.util.spec_from_file_location("my_layers", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    a = Input(shape=(3,), name="a")
+    path = tmp_path / "custom.nw"
+    Model(a, Dense(2, name="head")(module.Doubling(name="twice")(a)), name="custom").save(path)
+    with pytest.raises(SystemExit, match="Doubling.*custom_objects"):
+        main(["summary", str(path)])
+    main(["summary", str(path), "--custom-objects", str(source)])
+    assert "twice (Doubling)" in capsys.readouterr().out
+    monkeypatch.syspath_prepend(str(tmp_path))  # a module name is imported from the Python path
+    monkeypatch.delitem(sys.modules, "my_layers", raising=False)
+    main(["inspect", str(path), "--layer", "twice", "--custom-objects", "my_layers"])
+    assert capsys.readouterr().out.splitlines()[:2] == ["twice (Doubling)", "  call 0: inbound a[0][0]"]
+    with pytest.raises(SystemExit, match="--custom-objects no_such_module_here: No module named"):
+        main(["inspect", str(path), "--custom-objects", "no_such_module_here"])

@@ -116,7 +116,7 @@ class Layer(Module):
         dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)
         unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
-            raise TypeError(
+            raise ValueError(
                 f"Unrecognized keyword arguments passed to {type(self).__name__}: "
                 f"{ {k: kwargs[k] for k in sorted(unknown)} }"
             )

@@ -123,7 +123,7 @@ def test_automatic_names_are_unique_per_class():
 
 
 def test_unknown_constructor_argument_is_rejected():
-    with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Dense: {'unit': 3}"):
+    with pytest.raises(ValueError, match="Unrecognized keyword arguments passed to Dense: {'unit': 3}"):
         Dense(2, unit=3)
 
 

@@ -196,7 +196,7 @@ def test_input_dim_is_keras_shorthand_for_input_shape():
     assert model.inputs[0].shape == tuple(keras_model.inputs[0].shape) == (None, 3)
     with pytest.raises(ValueError, match=r"Dense received both input_dim=3 and input_shape=\(4,\); pass one"):
         L.Dense(4, input_dim=3, input_shape=(4,))
-    with pytest.raises(TypeError, match="Unrecognized keyword arguments passed to Dense: {'units_': 3}"):
+    with pytest.raises(ValueError, match="Unrecognized keyword arguments passed to Dense: {'units_': 3}"):
         L.Dense(4, units_=3)
 
 

@@ -6,6 +6,8 @@ import os
 
 import numpy as np
 
+from engine.keras_format.weights_file import SAVE_SUFFIXES
+
 
 class Callback:
     """Base class of callbacks: override the hooks you need.
@@ -221,7 +223,8 @@ class ModelCheckpoint(Callback):
     ``filepath`` may hold ``{epoch}`` and log keys (``"model-{epoch:02d}-{val_loss:.2f}.nw"``).
 
     Args:
-        filepath: where to save: a ``.nw`` file, or ``.npz`` with ``save_weights_only``.
+        filepath: where to save: a ``.nw`` file, or with ``save_weights_only``
+            a ``.weights.h5`` (Keras 3's) or ``.npz`` file.
         monitor: the log that decides what is best, with ``save_best_only``.
         verbose: 1 prints each save.
         save_best_only: save only when ``monitor`` improved on the best so far.
@@ -251,10 +254,10 @@ class ModelCheckpoint(Callback):
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto"):
         super().__init__()
-        extension = ".npz" if save_weights_only else ".nw"
-        if not str(filepath).endswith(extension):
+        extensions = SAVE_SUFFIXES if save_weights_only else (".nw",)
+        if not str(filepath).endswith(extensions):
             raise ValueError(
-                f"ModelCheckpoint with save_weights_only={save_weights_only} writes {extension} files; "
+                f"ModelCheckpoint with save_weights_only={save_weights_only} writes {' or '.join(extensions)} files; "
                 f"received filepath={filepath!r}."
             )
         self.filepath, self.verbose = str(filepath), verbose

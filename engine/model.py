@@ -3,6 +3,7 @@
 import numpy as np
 
 from engine import saving, tree
+from engine.keras_format import weights_file
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
 from engine.trainer import Trainer
@@ -117,13 +118,19 @@ class Model(Trainer, Layer):
         saving.save_model(self, path)
 
     def save_weights(self, path):
-        """Writes the weights to an ``.npz`` file, keyed by weight path (``dense/kernel``).
+        """Writes the weights to a ``.weights.h5`` file, as Keras 3 does, or to an ``.npz`` file.
+
+        A ``.weights.h5`` file is Keras 3's own (``keras.Model.load_weights``
+        reads it), holding a compiled model's optimizer state as Keras' does
+        (see ``engine.keras_format.weights_file``); an ``.npz`` file holds
+        the weights keyed by weight path (``dense/kernel``). Either is written
+        whole or not at all.
 
         Args:
-            path: the file's path; it must end in ``.npz``.
+            path: the file's path; it must end in ``.weights.h5`` or ``.npz``.
 
         Raises:
-            ValueError: the path does not end in ``.npz``.
+            ValueError: the path ends in neither.
 
         Example:
             >>> import os, tempfile
@@ -132,30 +139,41 @@ class Model(Trainer, Layer):
             >>> x = Input(shape=(3,), name="x")
             >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
             >>> with tempfile.TemporaryDirectory() as folder:
+            ...     model.save_weights(os.path.join(folder, "tiny.weights.h5"))
             ...     model.save_weights(os.path.join(folder, "tiny.npz"))
             ...     sorted(np.load(os.path.join(folder, "tiny.npz")))
             ['dense/bias', 'dense/kernel']
         """
-        saving.save_weights(self, path)
+        weights_file.check_suffix(path, weights_file.SAVE_SUFFIXES, "save_weights")
+        if str(path).endswith(".weights.h5"):
+            weights_file.save_weights_h5(self, path)
+        else:
+            saving.save_weights(self, path)
 
     def load_weights(self, path, skip_mismatch=False):
-        """Reads weights written by ``save_weights`` into this model.
+        """Reads weights written by ``save_weights``, or by Keras 3, into this model.
 
-        Weights match by path, or by structure (same count, order and final
-        names) as Keras 3 matches them, so a second instance of an architecture
-        loads the weights of the first. See ``engine.saving.load_weights``.
+        A ``.weights.h5`` file (Keras 3's, or ours) and the weights of a
+        ``.keras`` archive match by structure, as Keras matches them: by the
+        layers' classes and order, never their names (a compiled model's
+        optimizer also gets the state the file holds). An ``.npz`` file
+        matches by path, or by structure (same count, order and final names);
+        see ``engine.saving.load_weights``. So a second instance of an
+        architecture loads the weights of the first. Nothing is assigned
+        unless everything fits.
 
         Args:
-            path: the ``.npz`` file.
-            skip_mismatch: when the weights match neither by path nor by
-                structure, skip those whose paths do not match instead of raising.
+            path: a ``.weights.h5``, ``.keras`` or ``.npz`` file.
+            skip_mismatch: skip the weights (for Keras' files, the layers)
+                that do not fit instead of raising.
 
         Returns:
-            A message for each weight skipped (empty when all loaded).
+            A message for each weight or layer skipped (empty when all loaded).
 
         Raises:
-            engine.ModelFormatError: weights that do not match (without
-                ``skip_mismatch``), or a file that is not such an archive.
+            ValueError: the path ends in none of those suffixes.
+            engine.ModelFormatError: weights that do not fit (without
+                ``skip_mismatch``; the message names them), or a damaged file.
 
         Example:
             >>> import os, tempfile
@@ -165,13 +183,16 @@ class Model(Trainer, Layer):
             >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
             >>> copy = Model(x, Dense(2)(x))
             >>> with tempfile.TemporaryDirectory() as folder:
-            ...     model.save_weights(os.path.join(folder, "tiny.npz"))
-            ...     copy.load_weights(os.path.join(folder, "tiny.npz"))
+            ...     model.save_weights(os.path.join(folder, "tiny.weights.h5"))
+            ...     copy.load_weights(os.path.join(folder, "tiny.weights.h5"))
             []
             >>> bool(np.all(copy.layers[1].kernel.numpy() == model.layers[1].kernel.numpy()))
             True
         """
-        return saving.load_weights(self, path, skip_mismatch=skip_mismatch)
+        weights_file.check_suffix(path, weights_file.LOAD_SUFFIXES, "load_weights")
+        if str(path).endswith(".npz"):
+            return saving.load_weights(self, path, skip_mismatch=skip_mismatch)
+        return weights_file.load_keras_weights(self, path, skip_mismatch=skip_mismatch)
 
     def to_json(self, **kwargs):
         """The architecture (no weights) as a JSON string; ``engine.model_from_json`` rebuilds it.

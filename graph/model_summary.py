@@ -65,7 +65,8 @@ def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[lis
 
     Returns:
         ``(header, rows, totals)``: the column titles, one list of cell texts
-        per row, and the three lines of parameter totals.
+        per row, and the lines of parameter totals (three, and a fourth for
+        the optimizer's variables once a compiled model's optimizer is built).
 
     Example:
         >>> from engine import Input, Model
@@ -83,9 +84,13 @@ def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[lis
     rows = _unbuilt_rows(model) if plan is None else _call_rows(model, walk(model, expand_nested), connected)
     if not show_trainable:
         rows = [row[:-1] for row in rows]
-    totals = [_total("Total params", model.weights), _total("Trainable params", model.trainable_weights),
+    optimizer = getattr(model, "optimizer", None)
+    # As Keras: a compiled model's built optimizer adds its variables to the total, and a line of their own.
+    state = optimizer.variables if getattr(model, "_compile_config", None) is not None and optimizer is not None \
+        and optimizer.built else []
+    totals = [_total("Total params", model.weights + state), _total("Trainable params", model.trainable_weights),
               _total("Non-trainable params", model.non_trainable_weights)]
-    return header, rows, totals
+    return header, rows, totals + [_total("Optimizer params", state)] * bool(state)
 
 
 def summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,

@@ -8,7 +8,7 @@ import zipfile
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
 from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
-from engine.keras_format.weights_h5 import keras_variable_paths, read_weights, size_bound
+from engine.keras_format.weights_h5 import keras_variable_paths, load_optimizer_state, opened, read_weights, size_bound
 from engine.load_limits import LoadLimits, check_members, read_json_member, read_member, weight_budget
 from engine.module import Module
 from engine.registry import loading_scope
@@ -25,8 +25,9 @@ def is_keras_archive(archive: zipfile.ZipFile) -> bool:
 def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: dict | None, compile: bool,
                        safe_mode: bool, limits: LoadLimits) -> Module:
     """Rebuilds the model of a Keras 3 archive with our layers, with its weights
-    and, when ``compile``, compiled as Keras saved it (the optimizer starts
-    without the state Keras saved).
+    and, when ``compile``, compiled as Keras saved it, its optimizer holding
+    the state Keras saved (moments, iteration count), so training goes on
+    where Keras left off.
 
     Args:
         archive: the open ``zipfile.ZipFile``.
@@ -39,7 +40,9 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
 
     Raises:
         ModelFormatError: a damaged or hostile archive, a class nodeweave does
-            not know (naming it and how to pass it), or weights that do not fit.
+            not know (naming it and how to pass it), weights that do not fit,
+            or (when ``compile``) compile arguments or optimizer state that do
+            not fit ours.
     """
     check_members(archive, set(MEMBERS), ("config.json", "model.weights.h5"), source, limits)
     if "metadata.json" in archive.namelist():
@@ -64,17 +67,39 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
                           limits, source, f"the size of the model's {len(paths)} weights"
                           + (" and its optimizer's state" if compiled else ""))
     read_weights(content, paths, source)
-    if compile and config.get("compile_config"):
-        from engine.saving import compile_from_config
-
-        try:
-            with loading_scope(custom_objects, safe_mode):
-                compile_from_config(model, to_nodeweave_compile_config(config["compile_config"]), repr(source))
-        except (TypeError, ValueError, KeyError) as error:  # an optimizer, loss or metric argument we lack
-            raise ModelFormatError(
-                f"The model of {source!r} loads, but the compile_config Keras saved with it cannot be applied: "
-                f"{type(error).__name__}: {error}. Load it with compile=False and compile it yourself.") from error
+    if compile and compiled:
+        _compile(model, config["compile_config"], source, custom_objects, safe_mode)
+        trainable = {id(variable) for variable in model.trainable_weights}
+        _load_optimizer_state(model, content, [v for v in paths.values() if id(v) in trainable], source)
     return model
+
+
+def _compile(model, compile_config, source, custom_objects, safe_mode):
+    """Compiles ``model`` with the arguments Keras saved (``compile_config``)."""
+    from engine.saving import compile_from_config
+
+    try:
+        with loading_scope(custom_objects, safe_mode):
+            compile_from_config(model, to_nodeweave_compile_config(compile_config), repr(source))
+    except (TypeError, ValueError, KeyError) as error:  # an optimizer, loss or metric argument we lack
+        raise ModelFormatError(
+            f"The model of {source!r} loads, but the compile_config Keras saved with it cannot be applied: "
+            f"{type(error).__name__}: {error}. Load it with compile=False and compile it yourself.") from error
+
+
+def _load_optimizer_state(model, content, trainable_in_keras_order, source):
+    """Builds the compiled model's optimizer on its trainable weights and fills
+    it with the state Keras saved in ``optimizer/vars`` (the weights file's
+    bytes ``content``), so training goes on where Keras left off."""
+    optimizer = model.optimizer
+    optimizer.build(model.trainable_weights)
+    with opened(content, source) as file:
+        problem = load_optimizer_state(file, optimizer, trainable_in_keras_order, source)
+    if problem is not None:
+        raise ModelFormatError(
+            f"The model of {source!r} loads, but the optimizer state Keras saved with it does not fit optimizer "
+            f"{optimizer.name!r}: {problem}. Load it with compile=False and compile it yourself (training then "
+            "starts with a fresh optimizer).")
 
 
 def _count_layers(entry, source, depth=0):

@@ -19,6 +19,7 @@ one stored in filtered chunks (a gzip chunk inflating to gigabytes, a filter
 plugin HDF5 would load) is refused before anything is read.
 """
 
+import contextlib
 import io
 import math
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from engine.errors import ModelFormatError
 from engine.keras_format import catalog
+from engine.keras_format.write_compile import keras_ordered_variables
 from engine.module import Module
 from engine.variable import Variable
 
@@ -102,40 +104,185 @@ def read_weights(content: bytes, paths: dict[str, Variable], source: str) -> Non
         ModelFormatError: the file is not HDF5 or is damaged, or a weight is
             missing, of another shape or dtype, or a layer's group holds more
             weights than the layer has.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> from engine.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
+        >>> x = Input(shape=(3,))
+        >>> saved, model = Model(x, Dense(2)(x)), Model(x, Dense(2)(x))
+        >>> read_weights(weights_h5_bytes(saved), keras_weight_paths(model), "m.weights.h5")
+        >>> bool(np.all(model.layers[1].kernel.numpy() == saved.layers[1].kernel.numpy()))
+        True
+    """
+    with opened(content, source) as file:
+        arrays, problems = read_datasets(file, paths, source)
+    if problems:
+        raise ModelFormatError(next(iter(problems.values())))
+    for path, variable in paths.items():
+        variable.assign(arrays[path])
+
+
+@contextlib.contextmanager
+def opened(content: bytes, source: str):
+    """The HDF5 file in the bytes ``content``, open for reading; h5py's errors
+    on a damaged file (OSError, KeyError, RuntimeError...) in the block become
+    one ModelFormatError naming ``source``.
+
+    Example:
+        >>> with opened(b"not HDF5", "m.weights.h5") as file:  # doctest: +IGNORE_EXCEPTION_DETAIL
+        ...     pass
+        Traceback (most recent call last):
+        engine.errors.ModelFormatError: The weights file of 'm.weights.h5' cannot be read: ...
     """
     try:
         import h5py
     except ImportError as error:
         raise ModelFormatError(
             f"Reading the weights of {source!r} (a Keras file) needs h5py: pip install h5py.") from error
-    arrays = {}
     try:
         with h5py.File(io.BytesIO(content), "r") as file:
-            counts = {}
-            for path, variable in paths.items():
-                arrays[path] = _read_dataset(file, h5py, path, variable, source)
-                group = path.rsplit("/", 1)[0]
-                counts[group] = counts.get(group, 0) + 1
-            for group, count in counts.items():
-                held = len(file[group])
-                if held != count:
-                    raise ModelFormatError(
-                        f"{source!r} holds {held} weights in {group!r} but the layer there has {count}: "
-                        "the file is not the weights of this architecture.")
+            yield file
     except ModelFormatError:
         raise
     except Exception as error:  # h5py raises OSError, KeyError, RuntimeError, ValueError... on damaged files
         raise ModelFormatError(f"The weights file of {source!r} cannot be read: {type(error).__name__}: {error}") \
             from error
+
+
+def read_datasets(file, paths: dict[str, Variable], source: str) -> tuple[dict, dict]:
+    """Reads the dataset of each Variable of ``paths`` from the open HDF5 ``file``.
+
+    Each ``vars`` group is one Keras object (a layer, an RNN's cell), which
+    fits as a whole or not at all, as Keras loads it: a group with a weight
+    missing or of another shape, or holding more weights than the object has,
+    is described in the problems and none of its arrays is returned.
+
+    Args:
+        file: the open ``h5py.File`` (``opened``).
+        paths: ``{dataset path: Variable}``.
+        source: names the file in messages.
+
+    Returns:
+        ``(arrays, problems)``: ``{path: array}`` for the groups that fit, and
+        ``{group path: sentence}`` for those that do not.
+
+    Raises:
+        ModelFormatError: a dataset not stored as Keras stores weights (a
+            link, external or chunked storage) or not of numbers.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> from engine.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
+        >>> x = Input(shape=(3,))
+        >>> wider = Model(x, Dense(4)(x))
+        >>> with opened(weights_h5_bytes(Model(x, Dense(2)(x))), "m.weights.h5") as file:
+        ...     arrays, problems = read_datasets(file, keras_weight_paths(wider), "m.weights.h5")
+        >>> arrays, list(problems)
+        ({}, ['layers/dense/vars'])
+    """
+    import h5py
+
+    groups = {}
     for path, variable in paths.items():
-        variable.assign(arrays[path])
+        groups.setdefault(path.rsplit("/", 1)[0], []).append((path, variable))
+    arrays, problems = {}, {}
+    for group, members in groups.items():
+        found, problem = {}, None
+        for path, variable in members:
+            item = _read_dataset(file, h5py, path, variable, source)
+            if isinstance(item, str):
+                problem = item
+                break
+            found[path] = item
+        held = len(file[group]) if problem is None else len(members)
+        if held != len(members):
+            problem = (f"{source!r} holds {held} weights in {group!r} but the layer there has {len(members)}: "
+                       "the file is not the weights of this architecture.")
+        if problem is None:
+            arrays.update(found)
+        else:
+            problems[group] = problem
+    return arrays, problems
+
+
+def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source: str) -> str | None:
+    """Fills the built ``optimizer`` with the state ``optimizer/vars/0..n`` of
+    the open HDF5 ``file`` holds, if any. Keras keeps the slots in its order
+    of the model's trainable weights; ``write_compile.keras_ordered_variables``
+    maps that order to the optimizer's, as it does for writing. Every dataset
+    is read and checked before the optimizer's ``load_own_variables`` takes
+    them (and checks their count: an optimizer saved before its first update
+    holds only its iteration count and learning rate).
+
+    Args:
+        file: the open ``h5py.File`` (``opened``).
+        optimizer: a built optimizer.
+        trainable_in_keras_order: the Variables it updates, in the order of
+            Keras' ``model.trainable_variables``.
+        source: names the file in messages.
+
+    Returns:
+        None when the state was loaded or the file holds none; a sentence
+        saying why when it does not fit ``optimizer`` (left unchanged).
+
+    Raises:
+        ModelFormatError: a dataset not stored as Keras stores weights, or not
+            of numbers.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from engine.optimizers import Adam
+        >>> from layers import Dense
+        >>> from engine.keras_format.write_weights import weights_h5_bytes
+        >>> x = Input(shape=(3,))
+        >>> model = Model(x, Dense(2)(x))
+        >>> model.compile(optimizer="adam", loss="mse")
+        >>> model.fit(np.ones((2, 3)), np.ones((2, 2)), verbose=0)  # doctest: +ELLIPSIS
+        <...History...>
+        >>> resumed = Adam()
+        >>> resumed.build(model.trainable_weights)
+        >>> with opened(weights_h5_bytes(model), "m.weights.h5") as file:
+        ...     load_optimizer_state(file, resumed, model.trainable_weights, "m.weights.h5")
+        >>> resumed.iterations
+        1
+    """
+    import h5py
+
+    if file.get("optimizer", getlink=True) is None:
+        return None
+    _check_hard_links(file, h5py, "optimizer/vars", source)
+    group = file.get("optimizer/vars")
+    if not isinstance(group, h5py.Group):
+        raise ModelFormatError(f"'optimizer/vars' in {source!r} is not a group of the optimizer's variables.")
+    ordered = keras_ordered_variables(optimizer, trainable_in_keras_order)
+    if ordered is None:
+        return "its slots cannot be matched to Keras' order of the model's trainable weights"
+    if len(group) > len(ordered):
+        return f"the file holds {len(group)} optimizer variables, but the optimizer has {len(ordered)}"
+    position = {id(variable): index for index, variable in enumerate(optimizer.variables)}
+    store = {}
+    for index, variable in enumerate(ordered[:len(group)]):
+        array = _read_dataset(file, h5py, f"optimizer/vars/{index}", variable, source)
+        if isinstance(array, str):
+            return array
+        store[str(position[id(variable)])] = array
+    try:
+        optimizer.load_own_variables(store)
+    except ValueError as error:  # a count that is neither the built nor the unbuilt optimizer's
+        return str(error)
+    return None
 
 
 def _read_dataset(file, h5py, path, variable, source):
+    """The array at ``path``, or a sentence saying why it does not fit ``variable``."""
     _check_hard_links(file, h5py, path, source)
     dataset = file.get(path)
     if dataset is None:
-        raise ModelFormatError(f"{source!r} has no weight {path!r}, which holds {_describe(variable)}.")
+        return f"{source!r} has no weight {path!r}, which holds {_describe(variable)}."
     if not isinstance(dataset, h5py.Dataset):
         raise ModelFormatError(f"{path!r} in {source!r} is not a dataset; it should hold {_describe(variable)}.")
     _check_plain_storage(dataset, h5py, path, source)
@@ -143,8 +290,7 @@ def _read_dataset(file, h5py, path, variable, source):
     if dtype.kind not in "biuf" or dtype.fields is not None:
         raise ModelFormatError(f"Weight {path!r} in {source!r} has dtype {dtype}; weights are plain numbers.")
     if tuple(dataset.shape) != tuple(variable.shape):
-        raise ModelFormatError(
-            f"Weight {path!r} in {source!r} has shape {tuple(dataset.shape)}, but it fills {_describe(variable)}.")
+        return f"Weight {path!r} in {source!r} has shape {tuple(dataset.shape)}, but it fills {_describe(variable)}."
     array = dataset[()]
     if array.shape != tuple(variable.shape):
         raise ModelFormatError(f"Weight {path!r} in {source!r} did not read as shape {tuple(variable.shape)}.")

@@ -85,22 +85,57 @@ def optimizer_state(model, trainable_in_keras_order: list) -> tuple[str, list] |
     optimizer = getattr(model, "optimizer", None)
     if getattr(model, "_compile_config", None) is None or optimizer is None or not optimizer.built:
         return None
-    variables = optimizer.variables
-    if [id(v) for v in optimizer._trainable_variables] != [id(v) for v in trainable_in_keras_order]:
-        twin = type(optimizer).from_config(optimizer.get_config())
-        head = len(twin.variables)
-        twin.build(trainable_in_keras_order)
-        slots = {variable.name: variable for variable in variables[head:]}
-        matched = [slots.get(variable.name) for variable in twin.variables[head:]]
-        if len(slots) != len(variables) - head or len(matched) != len(slots) or None in matched:
-            warnings.warn(
-                f"The state of optimizer {optimizer.name!r} is not written to the .keras file of model "
-                f"{model.name!r}: its slots cannot be matched to Keras' order of the weights (the trainable "
-                "weights changed since the optimizer was built, or two weights share a path). Keras will start "
-                "training with fresh moments; save as .nw to keep them.", stacklevel=3)
-            return None
-        variables = variables[:head] + matched
+    variables = keras_ordered_variables(optimizer, trainable_in_keras_order)
+    if variables is None:
+        warnings.warn(
+            f"The state of optimizer {optimizer.name!r} is not written to the .keras file of model "
+            f"{model.name!r}: its slots cannot be matched to Keras' order of the weights (the trainable "
+            "weights changed since the optimizer was built, or two weights share a path). Keras will start "
+            "training with fresh moments; save as .nw to keep them.", stacklevel=3)
+        return None
     return optimizer.name, [np.array(variable.value) for variable in variables]
+
+
+def keras_ordered_variables(optimizer, trainable_in_keras_order: list) -> list | None:
+    """The variables of the built ``optimizer`` in the order a Keras optimizer
+    built on ``trainable_in_keras_order`` keeps them (its ``optimizer/vars/0..n``),
+    or None when its slots cannot be matched to that order.
+
+    Keras orders the slots weight by weight in the order of Keras'
+    ``model.trainable_variables``, which is not always the order ours was built
+    on (Keras orders the layers of a branching graph by depth). A twin
+    optimizer built on Keras' order names each slot's place, and the slot of
+    the same name (the weight's path and the slot's kind) fills it. Writing
+    takes the values in this order; reading assigns ``optimizer/vars/i`` to
+    the i-th variable.
+
+    Args:
+        optimizer: a built optimizer.
+        trainable_in_keras_order: the Variables it updates, in the order of
+            Keras' ``model.trainable_variables``.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine.optimizers import SGD
+        >>> from engine.variable import Variable
+        >>> a = Variable(np.zeros(2, "float32"), name="kernel", path="a/kernel")
+        >>> b = Variable(np.zeros(3, "float32"), name="kernel", path="b/kernel")
+        >>> optimizer = SGD(momentum=0.9)
+        >>> optimizer.build([a, b])
+        >>> [v.name for v in keras_ordered_variables(optimizer, [b, a])]
+        ['iteration', 'learning_rate', 'b_kernel_momentum', 'a_kernel_momentum']
+    """
+    variables = optimizer.variables
+    if [id(v) for v in optimizer._trainable_variables] == [id(v) for v in trainable_in_keras_order]:
+        return variables
+    twin = type(optimizer).from_config(optimizer.get_config())
+    head = len(twin.variables)
+    twin.build(trainable_in_keras_order)
+    slots = {variable.name: variable for variable in variables[head:]}
+    matched = [slots.get(variable.name) for variable in twin.variables[head:]]
+    if len(slots) != len(variables) - head or len(matched) != len(slots) or None in matched:
+        return None
+    return variables[:head] + matched
 
 
 def _structure(value, module):

@@ -52,12 +52,7 @@ def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
         import h5py
     except ImportError as error:
         raise ImportError("Writing a .keras file needs h5py, for its model.weights.h5: pip install h5py") from error
-    entries, seen = [], set()
-    for path, variable in keras_weight_entries(model):  # a layer two models share is saved where first met
-        if id(variable) not in seen:
-            seen.add(id(variable))
-            entries.append((path, variable))
-    _check_every_weight_written(model, entries)
+    entries = list(keras_weight_paths(model).items())
     trainable = {id(variable) for variable in model.trainable_weights}
     state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable]) \
         if with_optimizer else None
@@ -81,6 +76,34 @@ def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
             for index, array in enumerate(arrays):
                 group("optimizer/vars").create_dataset(str(index), data=array)
     return buffer.getvalue()
+
+
+def keras_weight_paths(model) -> dict:
+    """``{h5 dataset path: Variable}`` for every weight of ``model``, each once,
+    in the order Keras writes them (a layer two models share is saved where
+    first met).
+
+    Args:
+        model: a functional or Sequential model.
+
+    Raises:
+        ValueError: a layer keeps weights where Keras has no place for them
+            (the message names the layer).
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> list(keras_weight_paths(Model(x, Dense(2)(x))))
+        ['layers/dense/vars/0', 'layers/dense/vars/1']
+    """
+    paths, seen = {}, set()
+    for path, variable in keras_weight_entries(model):
+        if id(variable) not in seen:
+            seen.add(id(variable))
+            paths[path] = variable
+    _check_every_weight_written(model, paths.values())
+    return paths
 
 
 def keras_weight_entries(layer, prefix: str = "") -> list:
@@ -155,14 +178,15 @@ def _named_groups(layer, prefix):
     return groups
 
 
-def _check_every_weight_written(model, entries):
-    written = {id(variable) for _, variable in entries}
+def _check_every_weight_written(model, variables):
+    written = {id(variable) for variable in variables}
     for path, variable in weight_paths(model).items():
         if id(variable) not in written:
             layer = path.split("/")[0]
             raise ValueError(
-                f"Cannot write weight {path!r} of layer {layer!r} to a .keras file: the layer keeps it in a "
-                "sub-layer where Keras' weight file has no place for it. Save the model as .nw instead."
+                f"Weight {path!r} of layer {layer!r} has no place in Keras' weight layout (.keras, .weights.h5): "
+                "the layer keeps it in a sub-layer where Keras keeps none. Save the model as .nw (its weights as "
+                ".npz) instead."
             )
 
 

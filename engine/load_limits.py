@@ -210,5 +210,9 @@ def check_member_size(info, max_bytes, limits, source, limit_name):
 # ----------------------------------------------------------------------- arrays
 def npz_size_bound(expected):
     """The most bytes an ``.npz`` holding the arrays ``{name: (shape, dtype)}`` can take."""
-    return sum(math.prod(shape) * np.dtype(dtype).itemsize + _BYTES_PER_MEMBER + 2 * len(name)
-               for name, (shape, dtype) in expected.items()) + _BYTES_PER_MEMBER
+    return sum(array_size_bound(name, shape, dtype) for name, (shape, dtype) in expected.items()) + _BYTES_PER_MEMBER
+
+
+def array_size_bound(name, shape, dtype):
+    """The most bytes array ``name`` of ``shape`` and ``dtype`` can take in an ``.npz``, with its headers."""
+    return math.prod(shape) * np.dtype(dtype).itemsize + _BYTES_PER_MEMBER + 2 * len(name)

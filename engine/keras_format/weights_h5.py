@@ -8,7 +8,9 @@ sub-layers held in attributes have groups named after the attribute
 (``bidirectional/forward_layer/cell/vars/0``); a nested model's layers sit
 under ``layers/``. A layer reached twice (shared between nested models) is
 saved the first time only. The reader names a model's layers in the order of
-the config it reads, and lays out each layer as the writer does.
+the config it reads, and lays out each layer as the writer does. A compiled
+model's optimizer keeps its variables in ``optimizer/vars/0..n``
+(``load_optimizer_state``).
 
 Each dataset's shape and dtype are checked against the weight it fills before
 it is read, so a hostile file cannot make us allocate more than the model's

@@ -6,6 +6,7 @@ the machine hits all of them alike. Each figure is the median with its spread
 (min and max); the ratio to the reference is the ratio of medians.
 """
 
+import gc
 import json
 import os
 import platform
@@ -38,13 +39,17 @@ def machine():
 
 
 def measure(contenders, repeats=7, warmup=1, number=1):
-    """Times each ``{name: fn}`` contender; returns ``{name: {median, min, max}}`` in seconds per call."""
+    """Times each ``{name: fn}`` contender; returns ``{name: {median, min, max}}`` in seconds per call.
+
+    The contenders take turns, and the garbage collector runs (untimed) before
+    each turn, so that none pays for collecting what the one before it left."""
     samples = {name: [] for name in contenders}
     for _ in range(warmup):
         for fn in contenders.values():
             fn()
     for _ in range(repeats):
         for name, fn in contenders.items():
+            gc.collect()
             start = time.perf_counter()
             for _ in range(number):
                 fn()

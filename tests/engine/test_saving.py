@@ -173,7 +173,7 @@ def test_exact_names_load_by_name_whatever_their_order(tmp_path):
 def test_extensions_are_checked(tmp_path):
     with pytest.raises(ValueError, match=r"save\(\) writes .nw files .* and .keras archives"):
         _model().save(tmp_path / "m.h5")
-    with pytest.raises(ValueError, match=r"save_weights\(\) writes and reads .npz files"):
+    with pytest.raises(ValueError, match=r"save_weights\(\) needs a filename ending in `\.weights\.h5` .* or `\.npz`"):
         _model().save_weights(tmp_path / "m.nw")
 
 

@@ -55,7 +55,9 @@ def keras_compile_config(model) -> dict | None:
 
 def optimizer_state(model, trainable_in_keras_order: list) -> tuple[str, list] | None:
     """``(optimizer name, [arrays])`` for the ``optimizer/vars`` group, or None
-    when the model has no built optimizer to save.
+    when the model is not compiled. An optimizer not built yet (before the
+    first update) has only its iteration count and learning rate, which Keras
+    writes too.
 
     The slots follow the order of the weights the optimizer was built on,
     Keras' order of ``model.trainable_variables`` (``trainable_in_keras_order``)
@@ -83,12 +85,13 @@ def optimizer_state(model, trainable_in_keras_order: list) -> tuple[str, list] |
         ('adam', 6)
     """
     optimizer = getattr(model, "optimizer", None)
-    if getattr(model, "_compile_config", None) is None or optimizer is None or not optimizer.built:
+    if getattr(model, "_compile_config", None) is None or optimizer is None:
         return None
-    variables = keras_ordered_variables(optimizer, trainable_in_keras_order)
+    variables = keras_ordered_variables(optimizer, trainable_in_keras_order) if optimizer.built \
+        else optimizer.variables
     if variables is None:
         warnings.warn(
-            f"The state of optimizer {optimizer.name!r} is not written to the .keras file of model "
+            f"The state of optimizer {optimizer.name!r} is not written to the Keras file of model "
             f"{model.name!r}: its slots cannot be matched to Keras' order of the weights (the trainable "
             "weights changed since the optimizer was built, or two weights share a path). Keras will start "
             "training with fresh moments; save as .nw to keep them.", stacklevel=3)

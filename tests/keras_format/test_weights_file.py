@@ -226,6 +226,20 @@ def test_the_optimizer_state_goes_with_the_weights_as_in_keras(tmp_path):
     np.testing.assert_array_equal(other(data((2, 4))), ours(data((2, 4))))  # the weights did load
 
 
+def test_a_compiled_model_not_trained_yet_writes_keras_layout(tmp_path):
+    theirs, ours = mlp(KERAS), mlp(OURS)
+    theirs.compile(optimizer="adam", loss="mse")
+    ours.compile(optimizer="adam", loss="mse")
+    theirs.save_weights(tmp_path / "keras.weights.h5")
+    ours.save_weights(tmp_path / "ours.weights.h5")
+    written = datasets(tmp_path / "ours.weights.h5")
+    assert sorted(written) == sorted(datasets(tmp_path / "keras.weights.h5"))
+    assert written["optimizer/vars/0"] == 0 and written["optimizer/vars/1"] == pytest.approx(0.001)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Keras warns when the optimizer state it reads does not fit
+        theirs.load_weights(tmp_path / "ours.weights.h5")
+
+
 def edited(path, edit):
     with h5py.File(path, "a") as file:
         edit(file)

@@ -37,7 +37,15 @@ def recurrent(api):
     return api.Sequential([api.Input((5, 3)), api.L.LSTM(4, return_sequences=True), api.L.LSTM(2)])
 
 
-ARCHITECTURES = {"mlp": (mlp, (2, 4)), "conv_batch_norm": (conv_batch_norm, (2, 6, 6, 2)), "lstm": (recurrent, (2, 5, 3))}
+def nested(api):
+    """A Sequential and a Bidirectional LSTM inside a functional model."""
+    x = api.Input((5, 3))
+    inner = api.Sequential([api.Input((5, 3)), api.L.Dense(4, activation="tanh")])
+    return api.Model(x, api.L.Dense(2)(api.L.Bidirectional(api.L.LSTM(3))(inner(x))))
+
+
+ARCHITECTURES = {"mlp": (mlp, (2, 4)), "conv_batch_norm": (conv_batch_norm, (2, 6, 6, 2)), "lstm": (recurrent, (2, 5, 3)),
+                 "nested": (nested, (2, 5, 3))}
 
 
 def data(shape, seed=0):

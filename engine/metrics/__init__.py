@@ -5,8 +5,11 @@ from engine.metrics.accuracy import (Accuracy, BinaryAccuracy, CategoricalAccura
                                      categorical_accuracy, sparse_categorical_accuracy,
                                      sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
 from engine.metrics.auc import AUC
-from engine.metrics.confusion import Precision, Recall
+from engine.metrics.confusion import (FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives,
+                                      TruePositives)
 from engine.metrics.metric import Metric
+from engine.metrics.operating_point import (PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
+                                            SpecificityAtSensitivity)
 from engine.metrics.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence,
                                           SparseCategoricalCrossentropy)
 from engine.metrics.reduction import Mean, MeanMetricWrapper
@@ -20,7 +23,9 @@ _CLASSES = {cls.__name__: cls for cls in (
     Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
     SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, RootMeanSquaredError, CosineSimilarity, BinaryCrossentropy, CategoricalCrossentropy,
-    SparseCategoricalCrossentropy, KLDivergence, Precision, Recall, AUC,
+    SparseCategoricalCrossentropy, KLDivergence, Precision, Recall, AUC, TruePositives, FalsePositives,
+    TrueNegatives, FalseNegatives, PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
 )}
 # Keras' names: each class's name in snake case, and the short names in lower and upper case.
 # ("acc" and "accuracy" in compile() pick binary, categorical or sparse accuracy: see engine.compile_utils.)
@@ -82,7 +87,9 @@ __all__ = [
     "SparseCategoricalAccuracy", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError",
     "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "RootMeanSquaredError",
     "CosineSimilarity", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
-    "KLDivergence", "Precision", "Recall", "AUC", "binary_accuracy", "categorical_accuracy",
+    "KLDivergence", "Precision", "Recall", "AUC", "TruePositives", "FalsePositives", "TrueNegatives",
+    "FalseNegatives", "PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity",
+    "SpecificityAtSensitivity", "binary_accuracy", "categorical_accuracy",
     "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "get",
     "serialize",
 ]

@@ -10,7 +10,7 @@ NEG_INF = -1e10
 
 
 def confusion_counts(metric, y_true, y_pred, thresholds, sample_weight=None, top_k=None, class_id=None,
-                     clip=False):
+                     clip=False, label_weights=None, multi_label=False):
     """Weighted ``(true positives, false positives, true negatives, false
     negatives)`` at each threshold, counted as Keras 3 counts them.
 
@@ -19,6 +19,9 @@ def confusion_counts(metric, y_true, y_pred, thresholds, sample_weight=None, top
     largest predictions of each sample (the others become negative);
     ``class_id`` keeps only that class. ``clip`` first clips the predictions
     to ``[0, 1]``, as Keras does when the thresholds are evenly spaced.
+    ``label_weights`` weigh each class (the last axis); ``multi_label``
+    counts each class of ``(samples, classes)`` predictions apart, giving
+    counts of shape ``(thresholds, classes)``.
     """
     dtype = metric.dtype
     y_pred, y_true = squeeze_or_expand_to_same_rank(np.asarray(y_pred, dtype), np.asarray(y_true, dtype))
@@ -39,22 +42,36 @@ def confusion_counts(metric, y_true, y_pred, thresholds, sample_weight=None, top
             f"Metric {metric.name!r} expects one label per prediction, received "
             f"y_true.shape={y_true.shape} and y_pred.shape={y_pred.shape}."
         )
+    if multi_label and y_pred.ndim != 2:
+        raise ValueError(
+            f"Metric {metric.name!r} with multi_label=True needs y_pred of shape (num_samples, num_labels), "
+            f"received y_pred.shape={y_pred.shape}."
+        )
     if clip:
         y_pred = np.clip(y_pred, 0, 1)
     thresholds = np.asarray(thresholds, dtype)
     weights = np.ones(y_pred.shape, dtype) if sample_weight is None else broadcast_weights(
         metric, sample_weight, y_pred.shape)
-    positive = y_true.reshape(-1) != 0
-    weights = weights.reshape(-1)
+    if label_weights is not None:
+        weights = weights * broadcast_weights(metric, np.asarray(label_weights, dtype), y_pred.shape)
+    positive = y_true.reshape(y_pred.shape) != 0
+    if multi_label:
+        per_label = [_counts_at(thresholds, y_pred[:, j], positive[:, j], weights[:, j])
+                     for j in range(y_pred.shape[1])]
+        return tuple(np.stack(counts, axis=-1) for counts in zip(*per_label))
+    return _counts_at(thresholds, y_pred.reshape(-1), positive.reshape(-1), weights.reshape(-1))
+
+
+def _counts_at(thresholds, predictions, positive, weights):
+    """``(tp, fp, tn, fn)`` at each threshold for flat predictions, labels and weights."""
     order = np.argsort(thresholds, kind="stable")
-    predictions = y_pred.reshape(-1)
     above = np.where(np.isnan(predictions), 0, np.searchsorted(thresholds[order], predictions, side="left"))
-    counts = np.empty((2, len(thresholds)), dtype)
+    counts = np.empty((2, len(thresholds)), thresholds.dtype)
     counts[:, order] = [_weight_above(above, np.where(positive, weights, 0), len(thresholds)),
                         _weight_above(above, np.where(positive, 0, weights), len(thresholds))]
     true_positives, false_positives = counts
-    true_negatives = weights[~positive].sum(dtype=dtype) - false_positives
-    false_negatives = weights[positive].sum(dtype=dtype) - true_positives
+    true_negatives = weights[~positive].sum(dtype=thresholds.dtype) - false_positives
+    false_negatives = weights[positive].sum(dtype=thresholds.dtype) - true_positives
     return true_positives, false_positives, true_negatives, false_negatives
 
 
@@ -73,10 +90,29 @@ def _keep_top_k(y_pred, k):
     return np.where(keep, y_pred, y_pred.dtype.type(NEG_INF))
 
 
-def _evenly_distributed(thresholds):
+def evenly_distributed(thresholds):
     """Keras' test for thresholds ``0, 1/(n-1), ..., 1`` (n >= 3)."""
     count = len(thresholds)
     return count >= 3 and np.allclose(thresholds, np.arange(count, dtype="float32") / (count - 1), atol=1e-7)
+
+
+def parse_thresholds(metric, thresholds, default):
+    """``thresholds`` (None, a float or a list of floats in ``[0, 1]``) as a list; ``[default]`` for None."""
+    if thresholds is None:
+        return [default]
+    listed = list(thresholds) if isinstance(thresholds, (list, tuple)) else [thresholds]
+    invalid = [t for t in listed if t is None or not 0 <= t <= 1]
+    if invalid:
+        raise ValueError(
+            f"{type(metric).__name__} thresholds must be in [0, 1], received {invalid}. "
+            "Pass thresholds=None for 0.5 (or for the top_k predictions)."
+        )
+    return listed
+
+
+def one_or_many(values):
+    """A float for a single threshold, else the array with one value per threshold."""
+    return float(values[0]) if len(values) == 1 else values
 
 
 class _ThresholdMetric(Metric):
@@ -84,16 +120,9 @@ class _ThresholdMetric(Metric):
 
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
-        listed = thresholds if isinstance(thresholds, (list, tuple)) else [thresholds]
-        invalid = [t for t in listed if t is None or not 0 <= t <= 1]
-        if thresholds is not None and invalid:
-            raise ValueError(
-                f"{type(self).__name__} thresholds must be in [0, 1], received {invalid}. "
-                "Pass thresholds=None for 0.5 (or for the top_k predictions)."
-            )
         self.init_thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
-        self.thresholds = list(listed) if thresholds is not None else [0.5 if top_k is None else NEG_INF]
-        self._clip = _evenly_distributed(self.thresholds)
+        self.thresholds = parse_thresholds(self, thresholds, 0.5 if top_k is None else NEG_INF)
+        self._clip = evenly_distributed(self.thresholds)
         self.reset_state()
 
     def update_state(self, y_true, y_pred, sample_weight=None):
@@ -107,10 +136,6 @@ class _ThresholdMetric(Metric):
         self.true_positives = np.zeros(len(self.thresholds), self.dtype)
         self.false_positives = np.zeros(len(self.thresholds), self.dtype)
         self.false_negatives = np.zeros(len(self.thresholds), self.dtype)
-
-    def _per_threshold(self, values):
-        """A float for a single threshold, else an array with one value per threshold."""
-        return float(values[0]) if len(values) == 1 else values
 
     def get_config(self):
         return {**super().get_config(), "thresholds": self.init_thresholds, "top_k": self.top_k,
@@ -136,7 +161,7 @@ class Precision(_ThresholdMetric):
     """
 
     def result(self):
-        return self._per_threshold(divide_no_nan(self.true_positives, self.true_positives + self.false_positives))
+        return one_or_many(divide_no_nan(self.true_positives, self.true_positives + self.false_positives))
 
 
 class Recall(_ThresholdMetric):
@@ -158,4 +183,106 @@ class Recall(_ThresholdMetric):
     """
 
     def result(self):
-        return self._per_threshold(divide_no_nan(self.true_positives, self.true_positives + self.false_negatives))
+        return one_or_many(divide_no_nan(self.true_positives, self.true_positives + self.false_negatives))
+
+
+class _ConfusionCount(Metric):
+    """One weighted count of the confusion matrix per threshold, kept in ``accumulator``."""
+
+    _COUNT = None  # the index of the count in confusion_counts' result
+
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.init_thresholds = thresholds
+        self.thresholds = parse_thresholds(self, thresholds, 0.5)
+        self._clip = evenly_distributed(self.thresholds)
+        self.reset_state()
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        counts = confusion_counts(self, y_true, y_pred, self.thresholds, sample_weight, clip=self._clip)
+        self.accumulator = self.accumulator + counts[self._COUNT]
+
+    def result(self):
+        return one_or_many(self.accumulator)
+
+    def reset_state(self):
+        self.accumulator = np.zeros(len(self.thresholds), self.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "thresholds": self.init_thresholds}
+
+
+class TruePositives(_ConfusionCount):
+    """The weighted number of true positives (positive labels predicted above a threshold).
+
+    Args:
+        thresholds: a float or list of floats in ``[0, 1]``; a prediction above
+            one is positive. Defaults to 0.5.
+        name: the metric's name (default ``'true_positives'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    ``result()`` is a float, or an array with one value per threshold.
+
+    Example:
+        >>> TruePositives()([0, 1, 1, 1], [1, 0, 1, 1])
+        2.0
+    """
+
+    _COUNT = 0
+
+
+class FalsePositives(_ConfusionCount):
+    """The weighted number of false positives (negative labels predicted above a threshold).
+
+    Args:
+        thresholds: a float or list of floats in ``[0, 1]``; a prediction above
+            one is positive. Defaults to 0.5.
+        name: the metric's name (default ``'false_positives'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    ``result()`` is a float, or an array with one value per threshold.
+
+    Example:
+        >>> FalsePositives(thresholds=[0.2, 0.6])([0, 1, 0, 0], [0.1, 0.5, 0.5, 0.9])
+        array([2., 1.], dtype=float32)
+    """
+
+    _COUNT = 1
+
+
+class TrueNegatives(_ConfusionCount):
+    """The weighted number of true negatives (negative labels predicted at or below a threshold).
+
+    Args:
+        thresholds: a float or list of floats in ``[0, 1]``; a prediction above
+            one is positive. Defaults to 0.5.
+        name: the metric's name (default ``'true_negatives'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    ``result()`` is a float, or an array with one value per threshold.
+
+    Example:
+        >>> TrueNegatives()([0, 1, 0, 0], [0, 0, 1, 1], sample_weight=[1.0, 1.0, 0.0, 2.0])
+        1.0
+    """
+
+    _COUNT = 2
+
+
+class FalseNegatives(_ConfusionCount):
+    """The weighted number of false negatives (positive labels predicted at or below a threshold).
+
+    Args:
+        thresholds: a float or list of floats in ``[0, 1]``; a prediction above
+            one is positive. Defaults to 0.5.
+        name: the metric's name (default ``'false_negatives'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    ``result()`` is a float, or an array with one value per threshold.
+
+    Example:
+        >>> FalseNegatives()([0, 1, 1, 1], [0, 1, 0, 0])
+        2.0
+    """
+
+    _COUNT = 3

@@ -34,10 +34,32 @@ def test_logits_and_predictions_outside_0_1_match_keras():
     assert_matches_keras(AUC(curve="PR"), keras.metrics.AUC(curve="PR"), batches(from_logits=True))
 
 
+AUC_OPTIONS = {
+    "multi_label": {"multi_label": True},
+    "multi_label, num_labels, label_weights": {"multi_label": True, "num_labels": 2, "label_weights": [0.3, 1.2]},
+    "label_weights": {"label_weights": [0.3, 1.2]},
+    "uneven thresholds": {"thresholds": [0.9, 0.2, 0.45, 0.5]},
+    "even thresholds": {"thresholds": [0.25, 0.5, 0.75]},
+}
+
+
+@pytest.mark.parametrize("curve", ["ROC", "PR"])
+@pytest.mark.parametrize("options", AUC_OPTIONS)
+def test_multi_label_label_weights_and_thresholds_match_keras(options, curve):
+    kwargs = {**AUC_OPTIONS[options], "curve": curve, "name": "m"}
+    ours, theirs = AUC(**kwargs), keras.metrics.AUC(**kwargs)
+    assert_matches_keras(ours, theirs, batches())
+    received, expected = ours.get_config(), theirs.get_config()
+    assert received.pop("label_weights") == pytest.approx(expected.pop("label_weights"))
+    assert received == expected
+    assert AUC.from_config(ours.get_config()).get_config() == ours.get_config()
+
+
 def test_config_round_trip():
     auc = AUC(num_thresholds=50, curve="pr", summation_method="Majoring", from_logits=True, name="pr_auc")
     assert auc.get_config() == {"name": "pr_auc", "dtype": "float32", "num_thresholds": 50, "curve": "PR",
-                                "summation_method": "majoring", "from_logits": True}
+                                "summation_method": "majoring", "multi_label": False, "num_labels": None,
+                                "label_weights": None, "from_logits": True}
     assert AUC.from_config(auc.get_config()).get_config() == auc.get_config()
 
 
@@ -49,3 +71,11 @@ def test_bad_arguments_raise_with_the_choices():
         AUC(summation_method="trapezoid")
     with pytest.raises(ValueError, match="num_thresholds to be an integer > 1. Received: num_thresholds=1"):
         AUC(num_thresholds=1)
+
+
+def test_multi_label_needs_two_dimensional_predictions():
+    with pytest.raises(ValueError, match=r"Metric 'auc(_\d+)?' with multi_label=True needs y_pred of shape "
+                                         r"\(num_samples, num_labels\), received y_pred.shape=\(4,\)"):
+        AUC(multi_label=True).update_state([0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="AUC takes num_labels=3 only with multi_label=True"):
+        AUC(num_labels=3)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from engine import metrics
 from engine.metrics import Precision, Recall
 from tests.engine.metrics.oracle import assert_matches_keras, keras
 
@@ -58,3 +59,48 @@ def test_bad_arguments_raise_naming_the_metric():
     with pytest.raises(ValueError, match=r"Metric 'precision_1' expects one label per prediction, received "
                                          r"y_true.shape=\(2,\) and y_pred.shape=\(3,\)"):
         Precision().update_state([1, 0], [0.9, 0.5, 0.1])
+
+
+COUNTS = [metrics.TruePositives, metrics.FalsePositives, metrics.TrueNegatives, metrics.FalseNegatives]
+COUNT_THRESHOLDS = {"default": None, "one": 0.3, "uneven": [0.7, 0.1, 0.5], "even": [0.0, 0.25, 0.5, 0.75, 1.0]}
+
+
+@pytest.mark.parametrize("thresholds", COUNT_THRESHOLDS)
+@pytest.mark.parametrize("cls", COUNTS, ids=lambda cls: cls.__name__)
+def test_confusion_counts_match_keras(cls, thresholds):
+    kwargs = {"thresholds": COUNT_THRESHOLDS[thresholds], "name": "m"}
+    y_true, y_pred = MULTI
+    batches = [(y_true, y_pred, None), (y_true[::-1], y_pred, WEIGHTS["per sample"]),
+               (y_true, y_pred[::-1], WEIGHTS["per element"]), (*BINARY, WEIGHTS["per sample"])]
+    ours, theirs = cls(**kwargs), getattr(keras.metrics, cls.__name__)(**kwargs)
+    assert_matches_keras(ours, theirs, batches)
+    assert ours.get_config() == theirs.get_config()
+    assert ours.accumulator.shape == tuple(np.shape(theirs.accumulator))
+
+
+AT_POINT = [(metrics.SensitivityAtSpecificity, "specificity"), (metrics.SpecificityAtSensitivity, "sensitivity"),
+            (metrics.PrecisionAtRecall, "recall"), (metrics.RecallAtPrecision, "precision")]
+
+
+@pytest.mark.parametrize("options", [{}, {"num_thresholds": 1}, {"num_thresholds": 7, "class_id": 2}],
+                         ids=["default", "one threshold", "class_id"])
+@pytest.mark.parametrize("value", [0.4, 0.8])
+@pytest.mark.parametrize("cls, argument", AT_POINT, ids=[cls.__name__ for cls, _ in AT_POINT])
+def test_operating_point_metrics_match_keras(cls, argument, value, options):
+    kwargs = {argument: value, "name": "m", **options}
+    y_true, y_pred = MULTI
+    batches = [(y_true, y_pred, None), (y_true[::-1], y_pred, WEIGHTS["per sample"]),
+               (y_true, y_pred[::-1], WEIGHTS["per sample"] if "class_id" in options else WEIGHTS["per element"])]
+    ours, theirs = cls(**kwargs), getattr(keras.metrics, cls.__name__)(**kwargs)
+    assert_matches_keras(ours, theirs, batches)
+    assert ours.get_config() == theirs.get_config()
+    assert cls.from_config(ours.get_config()).get_config() == ours.get_config()
+
+
+def test_operating_point_arguments_are_checked():
+    with pytest.raises(ValueError, match=r"Argument `recall` of PrecisionAtRecall must be in the range \[0, 1\]. "
+                                         r"Received: recall=1.5"):
+        metrics.PrecisionAtRecall(1.5)
+    with pytest.raises(ValueError, match=r"`num_thresholds` of RecallAtPrecision must be an integer > 0. "
+                                         r"Received: num_thresholds=0"):
+        metrics.RecallAtPrecision(0.5, num_thresholds=0)

@@ -1,20 +1,51 @@
 """Stateful metrics with Keras 3 names and numerics."""
 
-from engine.metrics.accuracy import (Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
-                                     SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, binary_accuracy,
-                                     categorical_accuracy, sparse_categorical_accuracy,
-                                     sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from engine.metrics.accuracy import (
+    Accuracy,
+    BinaryAccuracy,
+    CategoricalAccuracy,
+    SparseCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy,
+    TopKCategoricalAccuracy,
+    binary_accuracy,
+    categorical_accuracy,
+    sparse_categorical_accuracy,
+    sparse_top_k_categorical_accuracy,
+    top_k_categorical_accuracy,
+)
 from engine.metrics.auc import AUC
-from engine.metrics.confusion import (FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives,
-                                      TruePositives)
+from engine.metrics.confusion import (
+    FalseNegatives,
+    FalsePositives,
+    Precision,
+    Recall,
+    TrueNegatives,
+    TruePositives,
+)
+from engine.metrics.f_score import F1Score, FBetaScore
+from engine.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from engine.metrics.metric import Metric
-from engine.metrics.operating_point import (PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
-                                            SpecificityAtSensitivity)
-from engine.metrics.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence,
-                                          SparseCategoricalCrossentropy)
+from engine.metrics.operating_point import (
+    PrecisionAtRecall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+)
+from engine.metrics.probabilistic import (
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    KLDivergence,
+    SparseCategoricalCrossentropy,
+)
 from engine.metrics.reduction import Mean, MeanMetricWrapper
-from engine.metrics.regression import (CosineSimilarity, MeanAbsoluteError, MeanAbsolutePercentageError,
-                                       MeanSquaredError, MeanSquaredLogarithmicError, RootMeanSquaredError)
+from engine.metrics.regression import (
+    CosineSimilarity,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredError,
+    MeanSquaredLogarithmicError,
+    RootMeanSquaredError,
+)
 from engine.naming import to_snake_case
 from engine.serialization import deserialize
 from engine.serialization import serialize as _serialize
@@ -25,7 +56,7 @@ _CLASSES = {cls.__name__: cls for cls in (
     MeanSquaredLogarithmicError, RootMeanSquaredError, CosineSimilarity, BinaryCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy, KLDivergence, Precision, Recall, AUC, TruePositives, FalsePositives,
     TrueNegatives, FalseNegatives, PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
-    SpecificityAtSensitivity,
+    SpecificityAtSensitivity, F1Score, FBetaScore, IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU,
 )}
 # Keras' names: each class's name in snake case, and the short names in lower and upper case.
 # ("acc" and "accuracy" in compile() pick binary, categorical or sparse accuracy: see engine.compile_utils.)
@@ -89,7 +120,8 @@ __all__ = [
     "CosineSimilarity", "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
     "KLDivergence", "Precision", "Recall", "AUC", "TruePositives", "FalsePositives", "TrueNegatives",
     "FalseNegatives", "PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity",
-    "SpecificityAtSensitivity", "binary_accuracy", "categorical_accuracy",
+    "SpecificityAtSensitivity", "F1Score", "FBetaScore", "IoU", "BinaryIoU", "MeanIoU", "OneHotIoU",
+    "OneHotMeanIoU", "binary_accuracy", "categorical_accuracy",
     "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "get",
     "serialize",
 ]

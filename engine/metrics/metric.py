@@ -34,9 +34,12 @@ class Metric:
         2.0
     """
 
+    # The dtype the state accumulates in by default, and the dtype kinds it may take.
+    _DEFAULT_DTYPE, _DTYPE_KINDS = "float32", "f"
+
     def __init__(self, name=None, dtype=None):
-        dtype = dtype or "float32"
-        if dtype_kind(dtype) != "f":
+        dtype = dtype or self._DEFAULT_DTYPE
+        if dtype_kind(dtype) not in self._DTYPE_KINDS:
             raise ValueError(
                 f"{type(self).__name__} accumulates in a floating dtype, received dtype={dtype!r}. "
                 "Pass a float dtype such as 'float32'."

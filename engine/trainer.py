@@ -274,6 +274,8 @@ class Trainer:
                 penalty = variable.regularizer.gradient(variable.value)
                 grad = penalty if grad is None else grad + penalty
             gradients.append(grad)
+        # The gradients of the loss times the optimizer's loss_scale_factor, which apply() divides out, as in Keras.
+        gradients = [self.optimizer.scale_loss(grad) for grad in gradients]
         self._apply_atomically(gradients, variables, trainable)
         self._record_batch(batch, outputs, total, per_output)
 
@@ -441,6 +443,8 @@ class Trainer:
             data.close()
             if validation is not None:
                 validation.close()
+            if epochs > 0:  # as Keras: the weights take their moving averages (use_ema) once training ends
+                self.optimizer.finalize_variable_values(self.trainable_weights)
         callback_list.on_train_end(logs)
         return history
 

@@ -1,17 +1,23 @@
 """Optimizers that update layer weights from their gradients, and learning-rate schedules."""
 
 from engine.optimizers import schedules
+from engine.optimizers.adadelta import Adadelta
+from engine.optimizers.adafactor import Adafactor
 from engine.optimizers.adagrad import Adagrad
 from engine.optimizers.adam import Adam
 from engine.optimizers.adamax import Adamax
 from engine.optimizers.adamw import AdamW
 from engine.optimizers.base import Optimizer
+from engine.optimizers.ftrl import Ftrl
+from engine.optimizers.lamb import Lamb
+from engine.optimizers.lion import Lion
 from engine.optimizers.nadam import Nadam
 from engine.optimizers.rmsprop import RMSprop
 from engine.optimizers.sgd import SGD
 from engine.serialization import deserialize, serialize
 
-_CLASSES = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam)}
+_CLASSES = {cls.__name__: cls for cls in (SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, Nadam, Adadelta, Adafactor, Ftrl,
+                                           Lamb, Lion)}
 _ALIASES = {name.lower(): name for name in _CLASSES}
 
 
@@ -38,5 +44,5 @@ def get(identifier):
     return deserialize("optimizer", identifier, _CLASSES, _ALIASES)
 
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Adamax", "Nadam", "Optimizer", "RMSprop", "get", "schedules",
-           "serialize"]
+__all__ = ["SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "Ftrl", "Lamb", "Lion", "Nadam",
+           "Optimizer", "RMSprop", "get", "schedules", "serialize"]

@@ -15,8 +15,8 @@ class Adagrad(Optimizer):
         learning_rate: A float or a ``LearningRateSchedule``.
         initial_accumulator_value: Starting value of the accumulators.
         epsilon: Small constant for numerical stability.
-        **kwargs: ``weight_decay``, ``clipnorm``, ``clipvalue``,
-            ``global_clipnorm`` and ``name``, as in ``Optimizer``.
+        **kwargs: The other arguments of ``Optimizer`` (``weight_decay``,
+            ``clipnorm``, ``use_ema``, ``name``...).
 
     Example:
         >>> import numpy as np

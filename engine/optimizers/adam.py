@@ -22,8 +22,8 @@ class Adam(Optimizer):
         beta_2: Decay rate of the second-moment estimate.
         epsilon: Small constant for numerical stability.
         amsgrad: Whether to apply the AMSGrad variant.
-        **kwargs: ``weight_decay``, ``clipnorm``, ``clipvalue``,
-            ``global_clipnorm`` and ``name``, as in ``Optimizer``.
+        **kwargs: The other arguments of ``Optimizer`` (``weight_decay``,
+            ``clipnorm``, ``use_ema``, ``name``...).
 
     Example:
         >>> import numpy as np

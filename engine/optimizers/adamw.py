@@ -15,8 +15,8 @@ class AdamW(Adam):
         beta_2: Decay rate of the second-moment estimate.
         epsilon: Small constant for numerical stability.
         amsgrad: Whether to apply the AMSGrad variant.
-        **kwargs: ``clipnorm``, ``clipvalue``, ``global_clipnorm`` and ``name``,
-            as in ``Optimizer``.
+        **kwargs: The other arguments of ``Optimizer`` (``clipnorm``,
+            ``use_ema``, ``name``...).
 
     Raises:
         ValueError: ``weight_decay=None``.

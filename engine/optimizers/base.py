@@ -1,5 +1,6 @@
-"""The optimizer template: clip the gradients, decay the weights, update each
-weight with its slots, apply constraints, count the step."""
+"""The optimizer template: unscale, accumulate and clip the gradients, decay the
+weights, update each weight with its slots, average the weights, apply
+constraints, count the step."""
 
 import math
 import numbers
@@ -25,6 +26,20 @@ class Optimizer:
         clipvalue: If set, each gradient is clipped to ``[-clipvalue, clipvalue]``.
         global_clipnorm: If set, all gradients are rescaled together so their
             joint L2 norm is at most this.
+        use_ema: Whether to keep an exponential moving average of the weights
+            (slots ``average``), which ``finalize_variable_values`` (called
+            by ``fit`` at its end) copies into the weights.
+        ema_momentum: The average's momentum: ``average = ema_momentum *
+            average + (1 - ema_momentum) * w`` (``average = w`` at the first update).
+        ema_overwrite_frequency: If set (with ``use_ema``), the weights are
+            overwritten by their average every this many updates.
+        loss_scale_factor: If set, gradients are divided by it: ``fit``
+            computes them from the loss multiplied by it (``scale_loss``).
+        gradient_accumulation_steps: If set (an int >= 2), gradients are summed
+            (slots ``gradient_accumulator``) and the weights updated on every
+            this many ``apply`` calls, with the mean of the summed gradients;
+            ``iterations`` then counts updates, the learning-rate schedule
+            counts calls.
         name: Prefix of the slot paths; ``"sgd"``, ``"adam_1"``, ... by default.
 
     Example:
@@ -38,12 +53,16 @@ class Optimizer:
     """
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 name=None, **kwargs):
+                 use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
         if kwargs:
             raise ValueError(
                 f"Argument(s) not recognized by {type(self).__name__}: {kwargs}. Supported arguments: learning_rate, "
-                "weight_decay, clipnorm, clipvalue, global_clipnorm, name and the optimizer's own hyperparameters."
+                "weight_decay, clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum, ema_overwrite_frequency, "
+                "loss_scale_factor, gradient_accumulation_steps, name and the optimizer's own hyperparameters."
             )
+        self._check_extras(use_ema, ema_momentum, ema_overwrite_frequency, loss_scale_factor,
+                           gradient_accumulation_steps)
         if sum(arg is not None for arg in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError(
                 "Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
@@ -54,6 +73,11 @@ class Optimizer:
         self.clipnorm = clipnorm
         self.clipvalue = clipvalue
         self.global_clipnorm = global_clipnorm
+        self.use_ema = use_ema
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self.built = False
         self._trainable_variables = []
         self._indices = {}
@@ -68,6 +92,27 @@ class Optimizer:
             self._variables.append(self._learning_rate)
         self._unbuilt_size = len(self._variables)
 
+    def _check_extras(self, use_ema, ema_momentum, ema_overwrite_frequency, loss_scale_factor,
+                      gradient_accumulation_steps):
+        """Refuses the values of the averaging, scaling and accumulation arguments Keras refuses, and scale factors
+        that would turn the gradients infinite."""
+        name = type(self).__name__
+        if gradient_accumulation_steps and not _is_int(gradient_accumulation_steps, minimum=2):
+            raise ValueError(f"{name}: `gradient_accumulation_steps` must be an integer >= 2 (or None to update on "
+                             f"every step). Received: gradient_accumulation_steps={gradient_accumulation_steps!r}")
+        if loss_scale_factor is not None and not (isinstance(loss_scale_factor, numbers.Real)
+                                                  and 0 < loss_scale_factor < math.inf):
+            raise ValueError(f"{name}: `loss_scale_factor` must be a positive finite float (or None). "
+                             f"Received: loss_scale_factor={loss_scale_factor!r}")
+        if not use_ema:
+            return
+        if not (isinstance(ema_momentum, numbers.Real) and 0 <= ema_momentum <= 1):
+            raise ValueError(f"{name}: `ema_momentum` must be in the range [0, 1]. "
+                             f"Received: ema_momentum={ema_momentum!r}")
+        if ema_overwrite_frequency and not _is_int(ema_overwrite_frequency, minimum=1):
+            raise ValueError(f"{name}: `ema_overwrite_frequency` must be an integer >= 1 or None. "
+                             f"Received: ema_overwrite_frequency={ema_overwrite_frequency!r}")
+
     def _checked_learning_rate(self, value):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0 or math.isinf(value):
             raise ValueError(
@@ -78,14 +123,17 @@ class Optimizer:
 
     @property
     def iterations(self) -> int:
-        """How many times ``apply`` has updated the weights."""
-        return int(self._iterations.value)
+        """How many times ``apply`` has updated the weights (with
+        ``gradient_accumulation_steps``, the calls divided by it)."""
+        calls = int(self._iterations.value)
+        return calls // self.gradient_accumulation_steps if self.gradient_accumulation_steps else calls
 
     @property
     def learning_rate(self) -> float:
-        """The learning rate for the next update (the schedule's value at ``iterations``)."""
+        """The learning rate for the next update (the schedule's value at the
+        number of ``apply`` calls so far)."""
         if isinstance(self._learning_rate, schedules.LearningRateSchedule):
-            return float(self._learning_rate(self.iterations))
+            return float(self._learning_rate(int(self._iterations.value)))
         return float(self._learning_rate.value)
 
     @learning_rate.setter
@@ -101,7 +149,8 @@ class Optimizer:
     @property
     def variables(self) -> list:
         """The optimizer's state in Keras' order: the iteration count, the
-        learning rate (unless it is a schedule), then the slots."""
+        learning rate (unless it is a schedule), the weights' averages and
+        gradient accumulators (if used), then the optimizer's own slots."""
         return list(self._variables)
 
     def build(self, variables):
@@ -126,6 +175,9 @@ class Optimizer:
             return
         self._trainable_variables = list(variables)
         self._indices = {id(variable): i for i, variable in enumerate(self._trainable_variables)}
+        self._ema_averages = self._add_slots(self._trainable_variables, "average")[0] if self.use_ema else []
+        self._gradient_accumulators = self._add_slots(self._trainable_variables, "gradient_accumulator")[0] \
+            if self.gradient_accumulation_steps else []
         self._create_slots(self._trainable_variables)
         self.built = True
 
@@ -134,16 +186,21 @@ class Optimizer:
 
     def _add_slots(self, variables, *names, initial_value=0.0):
         """One slot per name for each weight, interleaved weight by weight as
-        Keras orders them; returns one list per name, indexed like ``variables``."""
+        Keras orders them; returns one list per name, indexed like ``variables``.
+        ``initial_value`` is a float, or a tuple of one per name."""
+        initial_values = initial_value if isinstance(initial_value, tuple) else (initial_value,) * len(names)
         slots = [[] for _ in names]
         for variable in variables:
-            for name, column in zip(names, slots):
-                slot_name = f"{variable.path.replace('/', '_')}_{name}"
-                slot = Variable(np.full(variable.shape, initial_value, variable.dtype), name=slot_name,
-                                path=f"{self.name}/{slot_name}", trainable=False)
-                column.append(slot)
-                self._variables.append(slot)
+            for name, value, column in zip(names, initial_values, slots):
+                column.append(self._add_slot(f"{variable.path.replace('/', '_')}_{name}",
+                                             np.full(variable.shape, value, variable.dtype)))
         return slots
+
+    def _add_slot(self, name, value):
+        """One slot named ``name`` holding ``value``, appended to ``variables``."""
+        slot = Variable(value, name=name, path=f"{self.name}/{name}", trainable=False)
+        self._variables.append(slot)
+        return slot
 
     def _slot(self, slots, variable):
         return slots[self._indices[id(variable)]]
@@ -169,8 +226,11 @@ class Optimizer:
     def apply(self, grads, variables=None):
         """Applies one update; ``variables`` may be left out once the optimizer is built.
 
-        Gradients are clipped (``clipnorm``...), weights decayed, each variable
-        updated by ``update_step`` and then projected by its constraint.
+        Gradients are unscaled (``loss_scale_factor``), accumulated
+        (``gradient_accumulation_steps``: only every N-th call goes on) and
+        clipped (``clipnorm``...), weights decayed, each variable updated by
+        ``update_step``, the averages updated (``use_ema``), and each variable
+        projected by its constraint.
 
         Args:
             grads: one gradient per variable, in order (None skips a variable).
@@ -190,10 +250,17 @@ class Optimizer:
             return
         variables = self._known_variables(grads, variables)
         grads, variables = self._with_gradients(grads, variables)
-        learning_rate = self.learning_rate
-        grads = self._clip_gradients(grads)
-        self._apply_weight_decay(variables, learning_rate)
-        self._update_steps(grads, variables, learning_rate)
+        if self.loss_scale_factor is not None:
+            grads = [grad / self.loss_scale_factor for grad in grads]
+        if self.gradient_accumulation_steps:
+            grads = self._accumulate(grads, variables)
+        if grads is not None:
+            learning_rate = self.learning_rate
+            grads = self._clip_gradients(grads)
+            self._apply_weight_decay(variables, learning_rate)
+            self._update_steps(grads, variables, learning_rate)
+        if self.use_ema:
+            self._update_averages()
         for variable in variables:
             if variable.constraint is not None:
                 variable.assign(variable.constraint(variable.value))
@@ -222,6 +289,78 @@ class Optimizer:
                     "optimizer instance."
                 )
         return variables
+
+    def _accumulate(self, grads, variables):
+        """Adds ``grads`` to the accumulators; on every N-th call instead returns
+        the mean gradients of the last N calls and zeroes the accumulators
+        (None on the other calls)."""
+        steps = self.gradient_accumulation_steps
+        accumulators = [self._slot(self._gradient_accumulators, variable) for variable in variables]
+        if (int(self._iterations.value) + 1) % steps:
+            for accumulator, grad in zip(accumulators, grads):
+                accumulator.value = accumulator.value + grad
+            return None
+        means = [(grad + accumulator.value) / steps for grad, accumulator in zip(grads, accumulators)]
+        for accumulator in accumulators:
+            accumulator.value = np.zeros_like(accumulator.value)
+        return means
+
+    def _update_averages(self):
+        """Moves each weight's average towards it (to it at the first update)
+        and, every ``ema_overwrite_frequency`` updates, copies the averages
+        into the weights."""
+        momentum = self.ema_momentum if self.iterations else 0.0
+        for variable, average in zip(self._trainable_variables, self._ema_averages):
+            kept = variable.dtype.type(momentum)
+            average.value = kept * average.value + (1 - kept) * variable.value
+        if self.ema_overwrite_frequency and (self.iterations + 1) % self.ema_overwrite_frequency == 0:
+            self._overwrite_with_averages(self._trainable_variables)
+
+    def _overwrite_with_averages(self, variables):
+        if len(variables) != len(self._ema_averages):
+            raise ValueError(
+                f"Optimizer '{self.name}' keeps the averages of {len(self._ema_averages)} variables but received "
+                f"{len(variables)} variables to overwrite with them: pass the variables it was built on (the "
+                "model's trainable weights)."
+            )
+        for variable, average in zip(variables, self._ema_averages):
+            variable.assign(average.value)
+
+    def finalize_variable_values(self, var_list):
+        """Ends training: with ``use_ema``, copies the averages into the
+        weights (``fit`` calls this after its last epoch, as Keras' does).
+
+        Args:
+            var_list: the Variables the optimizer was built on, in order.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.optimizers import SGD
+            >>> from engine.variable import Variable
+            >>> w = Variable(np.zeros(1, "float32"), name="w", path="dense/w")
+            >>> optimizer = SGD(learning_rate=1.0, use_ema=True, ema_momentum=0.5)
+            >>> for _ in range(2):
+            ...     optimizer.apply([np.ones(1, "float32")], [w])
+            >>> optimizer.finalize_variable_values([w])  # average of -1 and -2
+            >>> w.numpy()
+            array([-1.5], dtype=float32)
+        """
+        if self.use_ema and self.built:
+            self._overwrite_with_averages(list(var_list))
+
+    def scale_loss(self, loss):
+        """The loss times ``loss_scale_factor`` (the loss itself without one);
+        ``apply`` divides the gradients of the scaled loss by the factor.
+
+        Args:
+            loss: a float or an array.
+
+        Example:
+            >>> from engine.optimizers import SGD
+            >>> SGD(loss_scale_factor=128.0).scale_loss(0.5)
+            64.0
+        """
+        return loss if self.loss_scale_factor is None else loss * self.loss_scale_factor
 
     @staticmethod
     def _with_gradients(grads, variables):
@@ -370,6 +509,11 @@ class Optimizer:
             "clipnorm": self.clipnorm,
             "global_clipnorm": self.global_clipnorm,
             "clipvalue": self.clipvalue,
+            "use_ema": self.use_ema,
+            "ema_momentum": self.ema_momentum,
+            "ema_overwrite_frequency": self.ema_overwrite_frequency,
+            "loss_scale_factor": self.loss_scale_factor,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
         }
 
     @classmethod
@@ -385,3 +529,7 @@ class Optimizer:
             0.5
         """
         return cls(**config)
+
+
+def _is_int(value, minimum):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum

@@ -24,8 +24,8 @@ class Nadam(Optimizer):
         beta_1: Decay rate of the first-moment estimate.
         beta_2: Decay rate of the second-moment estimate.
         epsilon: Small constant for numerical stability.
-        **kwargs: ``weight_decay``, ``clipnorm``, ``clipvalue``,
-            ``global_clipnorm`` and ``name``, as in ``Optimizer``.
+        **kwargs: The other arguments of ``Optimizer`` (``weight_decay``,
+            ``clipnorm``, ``use_ema``, ``name``...).
 
     Example:
         >>> import numpy as np

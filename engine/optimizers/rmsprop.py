@@ -22,8 +22,8 @@ class RMSprop(Optimizer):
         momentum: Momentum of the steps; 0 disables it.
         epsilon: Small constant for numerical stability.
         centered: Whether to normalise by the estimated gradient variance.
-        **kwargs: ``weight_decay``, ``clipnorm``, ``clipvalue``,
-            ``global_clipnorm`` and ``name``, as in ``Optimizer``.
+        **kwargs: The other arguments of ``Optimizer`` (``weight_decay``,
+            ``clipnorm``, ``use_ema``, ``name``...).
 
     Example:
         >>> import numpy as np

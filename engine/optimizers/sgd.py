@@ -16,8 +16,8 @@ class SGD(Optimizer):
         learning_rate: A float or a ``LearningRateSchedule``.
         momentum: A float in ``[0, 1]``; 0 is plain gradient descent.
         nesterov: Whether to use Nesterov momentum.
-        **kwargs: ``weight_decay``, ``clipnorm``, ``clipvalue``,
-            ``global_clipnorm`` and ``name``, as in ``Optimizer``.
+        **kwargs: The other arguments of ``Optimizer`` (``weight_decay``,
+            ``clipnorm``, ``use_ema``, ``name``...).
 
     Example:
         >>> import numpy as np

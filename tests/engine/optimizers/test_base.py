@@ -273,8 +273,17 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match=r"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. "
                                          r"Received: clipnorm=1.0, clipvalue=None, global_clipnorm=2.0"):
         Adam(clipnorm=1.0, global_clipnorm=2.0)
-    with pytest.raises(ValueError, match=r"Argument\(s\) not recognized by Adam: \{'use_ema': True\}"):
-        Adam(use_ema=True)
+    with pytest.raises(ValueError, match=r"Argument\(s\) not recognized by Adam: \{'decay': 0.1\}"):
+        Adam(decay=0.1)
+    refused = [({"gradient_accumulation_steps": 1}, "`gradient_accumulation_steps` must be an integer >= 2"),
+               ({"gradient_accumulation_steps": 2.5}, "`gradient_accumulation_steps` must be an integer >= 2"),
+               ({"loss_scale_factor": 0.0}, "`loss_scale_factor` must be a positive finite float"),
+               ({"use_ema": True, "ema_momentum": 1.5}, r"`ema_momentum` must be in the range \[0, 1\]"),
+               ({"use_ema": True, "ema_overwrite_frequency": 0.5}, "`ema_overwrite_frequency` must be an integer >= 1")]
+    for kwargs, message in refused:
+        key, value = list(kwargs.items())[-1]
+        with pytest.raises(ValueError, match=rf"^RMSprop: {message}.*Received: {key}={value}$"):
+            RMSprop(**kwargs)
 
 
 def test_bad_apply_calls():
@@ -290,3 +299,82 @@ def test_bad_apply_calls():
     stranger = our_variables(initial_weights())[0]
     with pytest.raises(ValueError, match="Unknown variable: <Variable path=dense/kernel.*recreate a new optimizer"):
         optimizer.apply([np.ones((3, 4))], [stranger])
+
+
+# Keras' averaging, loss-scaling and gradient-accumulation arguments, alone and together.
+EXTRAS = [
+    {"use_ema": True},
+    {"use_ema": True, "ema_momentum": 0.8, "ema_overwrite_frequency": 2},
+    {"gradient_accumulation_steps": 3},
+    {"gradient_accumulation_steps": 2, "weight_decay": 0.1, "clipnorm": 1.0},
+    {"gradient_accumulation_steps": 2, "learning_rate": {"class_name": "ExponentialDecay", "config": {
+        "initial_learning_rate": 0.1, "decay_steps": 2, "decay_rate": 0.5}}},
+    {"gradient_accumulation_steps": 2, "use_ema": True, "ema_overwrite_frequency": 1},
+    {"loss_scale_factor": 3.0},
+]
+
+
+@pytest.mark.parametrize("extras", EXTRAS)
+@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+def test_averaging_scaling_and_accumulation_match_keras(name, extras):
+    ours, _ = assert_matches_keras(name, grads=fixed_gradients(7), **{"learning_rate": 0.05, **extras},
+                                   **ALL_SLOTS[name])
+    assert ours.get_config()["gradient_accumulation_steps"] == extras.get("gradient_accumulation_steps")
+
+
+def test_accumulated_steps_count_as_one_update():
+    optimizer = SGD(learning_rate=0.5, gradient_accumulation_steps=2)
+    [w] = our_variables([np.zeros(1, "float32")])
+    optimizer.apply([np.array([1.0], "float32")], [w])
+    assert optimizer.iterations == 0 and w.value[0] == 0.0
+    optimizer.apply([np.array([3.0], "float32")], [w])
+    assert optimizer.iterations == 1 and w.value[0] == -1.0  # half the mean gradient
+    assert int(optimizer.variables[0].value) == 2
+
+
+def _keras_and_our_dense_models(optimizer_config):
+    x = keras.Input((3,))
+    theirs = keras.Model(x, keras.layers.Dense(2)(keras.layers.Dense(4, activation="tanh")(x)))
+    inputs = Input(shape=(3,))
+    ours = Model(inputs, Dense(2)(Dense(4, activation="tanh")(inputs)))
+    ours.set_weights([np.asarray(w) for w in theirs.weights])
+    theirs.compile(optimizer=keras.optimizers.get(optimizer_config), loss="mse")
+    ours.compile(optimizer=get(optimizer_config), loss="mse")
+    return ours, theirs
+
+
+@pytest.mark.parametrize("extras", [
+    {"use_ema": True, "ema_momentum": 0.5},
+    {"use_ema": True, "ema_momentum": 0.7, "ema_overwrite_frequency": 3},
+    {"gradient_accumulation_steps": 2},
+    {"loss_scale_factor": 64.0},
+])
+def test_fit_matches_keras(extras):
+    """fit scales the loss and, at its end, gives the weights their averages, as Keras' fit does."""
+    config = {"class_name": "Adam", "config": {"learning_rate": 0.05, **extras}}
+    ours, theirs = _keras_and_our_dense_models(config)
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=(20, 3)).astype("float32"), rng.normal(size=(20, 2)).astype("float32")
+    for model in (ours, theirs):
+        model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    assert ours.optimizer.iterations == int(theirs.optimizer.iterations)
+    for mine, reference in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(mine, reference, rtol=1e-5, atol=1e-6)
+    for mine, reference in zip(ours.optimizer.variables, theirs.optimizer.variables):
+        np.testing.assert_allclose(mine.value, np.asarray(reference), rtol=1e-5, atol=1e-6)
+
+
+def _averages(optimizer):
+    return [v.value for v in optimizer.variables if v.name.endswith("_average")]
+
+
+def test_fit_ends_with_the_averages_and_train_on_batch_does_not():
+    ours, _ = _keras_and_our_dense_models({"class_name": "SGD", "config": {"learning_rate": 0.1, "use_ema": True}})
+    ours.fit(np.ones((4, 3)), np.zeros((4, 2)), batch_size=2, epochs=1, verbose=0)
+    for weight, average in zip(ours.trainable_weights, _averages(ours.optimizer)):
+        np.testing.assert_array_equal(weight.value, average)
+    ours.train_on_batch(np.ones((4, 3)), np.zeros((4, 2)))
+    pairs = zip(ours.trainable_weights, _averages(ours.optimizer))
+    assert not any(np.array_equal(weight.value, average) for weight, average in pairs)
+    with pytest.raises(ValueError, match="keeps the averages of 4 variables but received 1 variables"):
+        ours.optimizer.finalize_variable_values(ours.trainable_weights[:1])

@@ -1,13 +1,19 @@
 """Losses with Keras 3 names and numerics, each with the gradient training needs."""
 
+from engine.losses.focal import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy,
+                                 CategoricalGeneralizedCrossEntropy, binary_focal_crossentropy,
+                                 categorical_focal_crossentropy, categorical_generalized_cross_entropy)
+from engine.losses.hinge import CategoricalHinge, Hinge, SquaredHinge, categorical_hinge, hinge, squared_hinge
 from engine.losses.loss import Loss, LossFunctionWrapper
-from engine.losses.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence,
+from engine.losses.overlap import Dice, Tversky, dice, tversky
+from engine.losses.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence, Poisson,
                                          SparseCategoricalCrossentropy, binary_crossentropy,
-                                         categorical_crossentropy, kl_divergence,
+                                         categorical_crossentropy, kl_divergence, poisson,
                                          sparse_categorical_crossentropy)
-from engine.losses.regression import (CosineSimilarity, Huber, MeanAbsoluteError, MeanAbsolutePercentageError,
-                                      MeanSquaredError, MeanSquaredLogarithmicError, cosine_similarity, huber,
-                                      mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+from engine.losses.regression import (CosineSimilarity, Huber, LogCosh, MeanAbsoluteError,
+                                      MeanAbsolutePercentageError, MeanSquaredError, MeanSquaredLogarithmicError,
+                                      cosine_similarity, huber, log_cosh, mean_absolute_error,
+                                      mean_absolute_percentage_error, mean_squared_error,
                                       mean_squared_logarithmic_error)
 from engine.serialization import deserialize
 from engine.serialization import serialize as _serialize
@@ -15,7 +21,9 @@ from engine.serialization import serialize as _serialize
 _CLASSES = {cls.__name__: cls for cls in (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Huber,
     CosineSimilarity, BinaryCrossentropy,
-    CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence, LossFunctionWrapper,
+    CategoricalCrossentropy, SparseCategoricalCrossentropy, KLDivergence, LossFunctionWrapper, Hinge, SquaredHinge,
+    CategoricalHinge, LogCosh, Poisson, BinaryFocalCrossentropy, CategoricalFocalCrossentropy,
+    CategoricalGeneralizedCrossEntropy, Dice, Tversky,
 )}
 # Keras' names: each function's name, and its short names in lower and upper case.
 _ALIASES = {
@@ -31,6 +39,12 @@ _ALIASES = {
     "categorical_crossentropy": "CategoricalCrossentropy",
     "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
     "kl_divergence": "KLDivergence", "kld": "KLDivergence", "KLD": "KLDivergence",
+    "hinge": "Hinge", "squared_hinge": "SquaredHinge", "categorical_hinge": "CategoricalHinge",
+    "log_cosh": "LogCosh", "poisson": "Poisson",
+    "binary_focal_crossentropy": "BinaryFocalCrossentropy",
+    "categorical_focal_crossentropy": "CategoricalFocalCrossentropy",
+    "categorical_generalized_cross_entropy": "CategoricalGeneralizedCrossEntropy",
+    "dice": "Dice", "tversky": "Tversky",
 }
 
 
@@ -81,6 +95,10 @@ __all__ = [
     "MeanSquaredLogarithmicError", "Huber", "CosineSimilarity", "BinaryCrossentropy", "CategoricalCrossentropy",
     "SparseCategoricalCrossentropy", "KLDivergence", "mean_squared_error", "mean_absolute_error",
     "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "huber", "cosine_similarity",
-    "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "kl_divergence", "get",
+    "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "kl_divergence",
+    "Hinge", "SquaredHinge", "CategoricalHinge", "LogCosh", "Poisson", "BinaryFocalCrossentropy",
+    "CategoricalFocalCrossentropy", "CategoricalGeneralizedCrossEntropy", "Dice", "Tversky", "hinge",
+    "squared_hinge", "categorical_hinge", "log_cosh", "poisson", "binary_focal_crossentropy",
+    "categorical_focal_crossentropy", "categorical_generalized_cross_entropy", "dice", "tversky", "get",
     "serialize",
 ]

@@ -122,6 +122,26 @@ def kl_divergence(y_true, y_pred):
     return np.sum(y_true * np.log(y_true / np.clip(y_pred, EPSILON, 1)), axis=-1)
 
 
+def poisson(y_true, y_pred):
+    """``mean(y_pred - y_true * log(y_pred + 1e-7), axis=-1)``, the Poisson
+    negative log-likelihood of counts ``y_true`` at rates ``y_pred`` (up to a constant).
+
+    Args:
+        y_true: the targets (counts).
+        y_pred: the predicted rates, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(poisson(np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]])), 4)
+        array([1.])
+    """
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    return np.mean(y_pred - y_true * np.log(y_pred + y_pred.dtype.type(EPSILON)), axis=-1)
+
+
 def _smooth_binary(y_true, label_smoothing):
     return y_true * (1 - label_smoothing) + 0.5 * label_smoothing if label_smoothing else y_true
 
@@ -323,3 +343,24 @@ class KLDivergence(Loss):
     def backward(self, y_true, y_pred, grad):
         y_true = np.clip(y_true.astype(y_pred.dtype), EPSILON, 1)
         return -grad[..., None] * y_true / np.clip(y_pred, EPSILON, 1) * clip_slope(y_pred, EPSILON, 1)
+
+
+class Poisson(Loss):
+    """The Poisson loss ``mean(y_pred - y_true * log(y_pred + 1e-7))`` over the last axis.
+
+    Args:
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'poisson'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(Poisson()(np.array([[0, 1], [0, 0]]), np.array([[1.0, 1.0], [0.0, 0.0]]))), 4)
+        0.5
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+
+    def call(self, y_true, y_pred):
+        return poisson(y_true, y_pred)

@@ -130,6 +130,27 @@ def cosine_similarity(y_true, y_pred, axis=-1):
     return -np.sum(_l2_normalize(y_true, axis)[0] * _l2_normalize(y_pred, axis)[0], axis=axis)
 
 
+def log_cosh(y_true, y_pred):
+    """``mean(log(cosh(y_pred - y_true)), axis=-1)``, computed as
+    ``x + softplus(-2x) - log(2)`` so that large errors do not overflow.
+
+    Args:
+        y_true: the targets.
+        y_pred: the predictions, of the targets' shape.
+
+    Returns:
+        One value per sample.
+
+    Example:
+        >>> import numpy as np
+        >>> np.round(log_cosh(np.array([[0.0, 1.0]]), np.array([[1.0, 1.0]])), 4)
+        array([0.2169])
+    """
+    y_true, y_pred = as_float_pair(y_true, y_pred)
+    error = y_pred - y_true
+    return np.mean(error + np.logaddexp(-2 * error, 0) - y_pred.dtype.type(np.log(2.0)), axis=-1)
+
+
 def _l2_normalize(x, axis):
     """``x / max(||x||, epsilon)`` along ``axis``, with the inverse norm and
     whether the norm exceeded epsilon (the scale then depends on ``x``)."""
@@ -306,3 +327,25 @@ class CosineSimilarity(Loss):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+class LogCosh(Loss):
+    """The mean over the last axis of ``log(cosh(y_pred - y_true))``: about
+    ``x**2 / 2`` for small errors and ``|x| - log(2)`` for large ones.
+
+    Args:
+        reduction: how the weighted per-sample losses become one value (see ``Loss``).
+        name: the loss's name (default ``'log_cosh'``).
+        dtype: the dtype of the computation (default: that of ``y_pred``, float32 when not floating).
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(LogCosh()(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[1.0, 1.0], [0.0, 0.0]]))), 4)
+        0.1084
+    """
+
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+
+    def call(self, y_true, y_pred):
+        return log_cosh(y_true, y_pred)

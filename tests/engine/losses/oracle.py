@@ -35,4 +35,26 @@ def assert_gradient_matches_finite_differences(loss, y_true, y_pred, sample_weig
     assert error < tolerance, f"{loss.name}: relative error {error:.2e}\nanalytic\n{analytic}\nnumeric\n{numeric}"
 
 
-__all__ = ["assert_matches_keras", "assert_gradient_matches_finite_differences", "keras"]
+def assert_fit_step_matches_keras(loss, keras_loss, y_true, activation=None, rtol=1e-5, atol=1e-6):
+    """One SGD ``fit`` step of a Dense model compiled with ``loss`` leaves the
+    same weights (and reports the same loss) as Keras' twin compiled with ``keras_loss``."""
+    from engine import Input, Model
+    from layers import Dense
+
+    x = np.linspace(-1, 1, 4 * len(y_true), dtype="float32").reshape(len(y_true), 4)
+    units = np.shape(y_true)[-1] if np.ndim(y_true) > 1 else 3
+    inputs, keras_inputs = Input((4,)), keras.Input((4,))
+    ours = Model(inputs, Dense(units, activation=activation)(inputs))
+    theirs = keras.Model(keras_inputs, keras.layers.Dense(units, activation=activation)(keras_inputs))
+    theirs.set_weights(ours.get_weights())
+    ours.compile(optimizer="sgd", loss=loss)
+    theirs.compile(optimizer=keras.optimizers.SGD(), loss=keras_loss)
+    history = ours.fit(x, y_true, batch_size=len(y_true), epochs=1, verbose=0).history["loss"]
+    keras_history = theirs.fit(x, y_true, batch_size=len(y_true), epochs=1, verbose=0).history["loss"]
+    np.testing.assert_allclose(history, keras_history, rtol=rtol, atol=atol)
+    for received, expected in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(received, expected, rtol=rtol, atol=atol)
+
+
+__all__ = ["assert_matches_keras", "assert_gradient_matches_finite_differences", "assert_fit_step_matches_keras",
+           "keras"]

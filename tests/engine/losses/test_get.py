@@ -11,6 +11,11 @@ NAMES = {
     "categorical_crossentropy": losses.CategoricalCrossentropy,
     "sparse_categorical_crossentropy": losses.SparseCategoricalCrossentropy,
     "kl_divergence": losses.KLDivergence, "kld": losses.KLDivergence, "cosine_similarity": losses.CosineSimilarity,
+    "hinge": losses.Hinge, "squared_hinge": losses.SquaredHinge, "categorical_hinge": losses.CategoricalHinge,
+    "log_cosh": losses.LogCosh, "poisson": losses.Poisson, "dice": losses.Dice, "tversky": losses.Tversky,
+    "binary_focal_crossentropy": losses.BinaryFocalCrossentropy,
+    "categorical_focal_crossentropy": losses.CategoricalFocalCrossentropy,
+    "CategoricalGeneralizedCrossEntropy": losses.CategoricalGeneralizedCrossEntropy,
 }
 CONFIGURED = [
     losses.MeanSquaredError(reduction="sum", name="squared"),
@@ -21,6 +26,12 @@ CONFIGURED = [
     losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.2),
     losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=255, reduction="sum"),
     losses.KLDivergence(reduction="mean"),
+    losses.Hinge(reduction="sum"), losses.SquaredHinge(), losses.CategoricalHinge(name="ch"), losses.LogCosh(),
+    losses.Poisson(reduction=None),
+    losses.BinaryFocalCrossentropy(apply_class_balancing=True, alpha=0.3, gamma=1.0, from_logits=True),
+    losses.CategoricalFocalCrossentropy(alpha=0.5, label_smoothing=0.1, axis=1),
+    losses.CategoricalGeneralizedCrossEntropy(q=0.3), losses.Dice(axis=(1, 2)),
+    losses.Tversky(alpha=0.2, beta=0.8, axis=-1),
 ]
 
 

@@ -2,9 +2,9 @@ import jax
 import numpy as np
 import pytest
 
-from engine.losses import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence, SparseCategoricalCrossentropy,
-                           binary_crossentropy, categorical_crossentropy, kl_divergence,
-                           sparse_categorical_crossentropy)
+from engine.losses import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence, Poisson,
+                           SparseCategoricalCrossentropy, binary_crossentropy, categorical_crossentropy, kl_divergence,
+                           poisson, sparse_categorical_crossentropy)
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 REDUCTIONS = ["sum_over_batch_size", "sum", "mean_with_sample_weight", None]
@@ -17,7 +17,7 @@ WEIGHTS = {
 FLAVOURS = [{}, {"from_logits": True}, {"label_smoothing": 0.2}, {"from_logits": True, "label_smoothing": 0.2}]
 SPARSE_FLAVOURS = [{}, {"from_logits": True}, {"ignore_class": 1}, {"ignore_class": 1, "from_logits": True}]
 CASES = ([(BinaryCrossentropy, f) for f in FLAVOURS] + [(CategoricalCrossentropy, f) for f in FLAVOURS]
-         + [(SparseCategoricalCrossentropy, f) for f in SPARSE_FLAVOURS] + [(KLDivergence, {})])
+         + [(SparseCategoricalCrossentropy, f) for f in SPARSE_FLAVOURS] + [(KLDivergence, {}), (Poisson, {})])
 
 
 def data(cls, from_logits=False, shape=(4, 5), seed=0, **_):
@@ -37,6 +37,8 @@ def data(cls, from_logits=False, shape=(4, 5), seed=0, **_):
     elif cls is KLDivergence:
         y_true = rng.dirichlet(np.ones(shape[-1]), size=shape[:-1])
         y_pred = y_pred / y_pred.sum(axis=-1, keepdims=True)
+    elif cls is Poisson:
+        y_true = rng.poisson(2.0, size=shape)
     else:
         y_true = rng.integers(0, 2, size=shape)
     return y_true.astype("float32"), y_pred.astype("float32")
@@ -153,6 +155,7 @@ def test_label_shape_errors_point_to_the_right_loss():
     (sparse_categorical_crossentropy, keras.losses.sparse_categorical_crossentropy, {"ignore_class": 1},
      SparseCategoricalCrossentropy),
     (kl_divergence, keras.losses.kl_divergence, {}, KLDivergence),
+    (poisson, keras.losses.poisson, {}, Poisson),
 ])
 def test_functions_return_keras_per_sample_values(ours, theirs, kwargs, cls):
     y_true, y_pred = data(cls, shape=(2, 3, 5), **kwargs)

@@ -2,13 +2,13 @@ import jax
 import numpy as np
 import pytest
 
-from engine.losses import (CosineSimilarity, Huber, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,
-                           MeanSquaredLogarithmicError, cosine_similarity, huber, mean_absolute_error,
-                           mean_squared_error)
+from engine.losses import (CosineSimilarity, Huber, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError,
+                           MeanSquaredError, MeanSquaredLogarithmicError, cosine_similarity, huber, log_cosh,
+                           mean_absolute_error, mean_squared_error)
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 CASES = [(MeanSquaredError, {}), (MeanAbsoluteError, {}), (Huber, {}), (Huber, {"delta": 0.3}),
-         (CosineSimilarity, {}), (MeanAbsolutePercentageError, {}), (MeanSquaredLogarithmicError, {})]
+         (CosineSimilarity, {}), (MeanAbsolutePercentageError, {}), (MeanSquaredLogarithmicError, {}), (LogCosh, {})]
 REDUCTIONS = ["sum_over_batch_size", "sum", "mean_with_sample_weight", None]
 WEIGHTS = {
     "no weights": None,
@@ -34,7 +34,7 @@ def test_value_matches_keras_and_gradient_matches_finite_differences(cls, kwargs
     assert_gradient_matches_finite_differences(ours, y_true.astype("float64"), y_pred, WEIGHTS[weights])
 
 
-@pytest.mark.parametrize("cls", [MeanSquaredError, MeanAbsoluteError, Huber, CosineSimilarity])
+@pytest.mark.parametrize("cls", [MeanSquaredError, MeanAbsoluteError, Huber, CosineSimilarity, LogCosh])
 @pytest.mark.parametrize("true_shape, pred_shape", [((4,), (4, 1)), ((4, 1), (4,)), ((2, 3), (2, 3, 1))])
 def test_ranks_are_aligned_as_keras_does_and_gradient_keeps_the_prediction_shape(cls, true_shape, pred_shape):
     y_true, y_pred = data(true_shape)[0], data(pred_shape, seed=1)[1]
@@ -93,6 +93,7 @@ def test_gradient_matches_jax_gradient_of_the_keras_loss(cls, kwargs):
     (mean_absolute_error, keras.losses.mean_absolute_error, {}),
     (huber, keras.losses.huber, {"delta": 0.5}),
     (cosine_similarity, keras.losses.cosine_similarity, {"axis": 0}),
+    (log_cosh, keras.losses.log_cosh, {}),
 ])
 def test_functions_return_keras_per_sample_values(ours, theirs, kwargs):
     y_true, y_pred = data((2, 3, 4))

@@ -12,9 +12,8 @@ translation; what differs is listed here:
   as ``BinaryOp(op="add", constant=3.0)`` called on ``x``. ``OP_CLASSES`` and
   ``BINARY_OPS`` / ``UNARY_OPS`` name the pairs; ``keras.layers.Add`` (the
   merge layer) has another module and is our ``Add``.
-- initializers, regularizers, constraints and optimizers: Keras writes
-  arguments ours lack (``input_axes`` and ``output_axes`` of the
-  variance-scaling initializers, ``use_ema`` and its kin of optimizers);
+- initializers: Keras writes arguments ours lack (``input_axes`` and
+  ``output_axes`` of the variance-scaling initializers);
   ``KERAS_ONLY_ARGUMENTS`` gives their Keras defaults, the only values we
   can honour.
 - weights: Keras' ``model.weights.h5`` keeps a layer's variables under
@@ -80,13 +79,10 @@ KERAS_OP_LAYERS = {keras: ours for ours, keras in OP_CLASSES.items()}
 # Arguments Keras 3.15 writes in the configs of these objects and ours do not
 # take: {class_name: {argument: Keras default}}. Only the default can be honoured.
 _VARIANCE_SCALING_AXES = {"input_axes": None, "output_axes": None}
-_OPTIMIZER_EXTRAS = {"use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
-                     "loss_scale_factor": None, "gradient_accumulation_steps": None}
 KERAS_ONLY_ARGUMENTS = {
-    **{name: _VARIANCE_SCALING_AXES
-       for name in ("VarianceScaling", "GlorotUniform", "GlorotNormal", "HeUniform", "HeNormal",
-                    "LecunNormal", "LecunUniform")},
-    **{name: _OPTIMIZER_EXTRAS for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam")},
+    name: _VARIANCE_SCALING_AXES
+    for name in ("VarianceScaling", "GlorotUniform", "GlorotNormal", "HeUniform", "HeNormal", "LecunNormal",
+                 "LecunUniform")
 }
 
 # Where Keras' weight file keeps the variables of our layers that differ from

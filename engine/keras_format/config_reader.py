@@ -72,13 +72,12 @@ def to_nodeweave_entry(entry: dict) -> dict:
 
 def to_nodeweave_compile_config(config: dict) -> dict:
     """Our compile config (``compile_from_config``'s) for the one Keras 3
-    saves: optimizers, losses and metrics as ``{"class_name", "config"}``,
-    without the arguments only Keras has, at their defaults.
+    saves: optimizers, losses and metrics as ``{"class_name", "config"}``.
 
     Example:
         >>> to_nodeweave_compile_config({"optimizer": {"module": "keras.optimizers", "class_name": "SGD",
-        ...     "config": {"learning_rate": 0.1, "use_ema": False}, "registered_name": None}, "loss": "mse"})
-        {'optimizer': {'class_name': 'SGD', 'config': {'learning_rate': 0.1}}, 'loss': 'mse'}
+        ...     "config": {"learning_rate": 0.1, "use_ema": True}, "registered_name": None}, "loss": "mse"})
+        {'optimizer': {'class_name': 'SGD', 'config': {'learning_rate': 0.1, 'use_ema': True}}, 'loss': 'mse'}
     """
     return _value(config, 0)
 

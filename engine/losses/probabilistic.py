@@ -74,9 +74,9 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return -np.sum(y_true * _log_probabilities(y_pred, from_logits, axis), axis=axis)
 
 
-def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None):
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
     """Categorical crossentropy for integer class labels (``y_true`` has the
-    shape of ``y_pred`` without its last axis, or with a last axis of 1).
+    shape of ``y_pred`` without its class axis, or with a last axis of 1).
 
     Losses at labels equal to ``ignore_class`` are 0. Labels outside
     ``[0, num_classes)`` raise a ValueError.
@@ -86,6 +86,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
         y_pred: the class scores, with one axis more than the integer labels.
         from_logits: whether ``y_pred`` holds logits rather than probabilities.
         ignore_class: a label whose losses are masked out (weigh 0), or None.
+        axis: the class axis of ``y_pred``.
 
     Returns:
         One value per sample.
@@ -96,6 +97,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
         array([0.2231])
     """
     y_pred = as_float_array(y_pred)
+    if axis not in (-1, np.ndim(y_pred) - 1):
+        y_pred = np.moveaxis(y_pred, axis, -1)
     labels, valid = _sparse_labels(y_true, y_pred, ignore_class)
     log_probabilities = _log_probabilities(y_pred, from_logits, -1)
     losses = -np.take_along_axis(log_probabilities, labels[..., None], axis=-1)[..., 0]

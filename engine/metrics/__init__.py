@@ -1,51 +1,25 @@
 """Stateful metrics with Keras 3 names and numerics."""
 
-from engine.metrics.accuracy import (
-    Accuracy,
-    BinaryAccuracy,
-    CategoricalAccuracy,
-    SparseCategoricalAccuracy,
-    SparseTopKCategoricalAccuracy,
-    TopKCategoricalAccuracy,
-    binary_accuracy,
-    categorical_accuracy,
-    sparse_categorical_accuracy,
-    sparse_top_k_categorical_accuracy,
-    top_k_categorical_accuracy,
-)
+from engine.metrics.accuracy import (Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
+                                     SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, binary_accuracy,
+                                     categorical_accuracy, sparse_categorical_accuracy,
+                                     sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
 from engine.metrics.auc import AUC
-from engine.metrics.confusion import (
-    FalseNegatives,
-    FalsePositives,
-    Precision,
-    Recall,
-    TrueNegatives,
-    TruePositives,
-)
+from engine.metrics.confusion import (FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives,
+                                      TruePositives)
+from engine.metrics.correlation import (ConcordanceCorrelation, PearsonCorrelation, concordance_correlation,
+                                        pearson_correlation)
 from engine.metrics.f_score import F1Score, FBetaScore
+from engine.metrics.hinge import CategoricalHinge, Hinge, SquaredHinge
 from engine.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from engine.metrics.metric import Metric
-from engine.metrics.operating_point import (
-    PrecisionAtRecall,
-    RecallAtPrecision,
-    SensitivityAtSpecificity,
-    SpecificityAtSensitivity,
-)
-from engine.metrics.probabilistic import (
-    BinaryCrossentropy,
-    CategoricalCrossentropy,
-    KLDivergence,
-    SparseCategoricalCrossentropy,
-)
-from engine.metrics.reduction import Mean, MeanMetricWrapper
-from engine.metrics.regression import (
-    CosineSimilarity,
-    MeanAbsoluteError,
-    MeanAbsolutePercentageError,
-    MeanSquaredError,
-    MeanSquaredLogarithmicError,
-    RootMeanSquaredError,
-)
+from engine.metrics.operating_point import (PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
+                                            SpecificityAtSensitivity)
+from engine.metrics.probabilistic import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence, Poisson,
+                                          SparseCategoricalCrossentropy)
+from engine.metrics.reduction import Mean, MeanMetricWrapper, Sum
+from engine.metrics.regression import (CosineSimilarity, LogCoshError, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                       MeanSquaredError, MeanSquaredLogarithmicError, R2Score, RootMeanSquaredError)
 from engine.naming import to_snake_case
 from engine.serialization import deserialize
 from engine.serialization import serialize as _serialize
@@ -56,7 +30,8 @@ _CLASSES = {cls.__name__: cls for cls in (
     MeanSquaredLogarithmicError, RootMeanSquaredError, CosineSimilarity, BinaryCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy, KLDivergence, Precision, Recall, AUC, TruePositives, FalsePositives,
     TrueNegatives, FalseNegatives, PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
-    SpecificityAtSensitivity, F1Score, FBetaScore, IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU,
+    SpecificityAtSensitivity, F1Score, FBetaScore, IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU, Sum,
+    LogCoshError, R2Score, PearsonCorrelation, ConcordanceCorrelation, Hinge, SquaredHinge, CategoricalHinge, Poisson,
 )}
 # Keras' names: each class's name in snake case, and the short names in lower and upper case.
 # ("acc" and "accuracy" in compile() pick binary, categorical or sparse accuracy: see engine.compile_utils.)
@@ -121,7 +96,8 @@ __all__ = [
     "KLDivergence", "Precision", "Recall", "AUC", "TruePositives", "FalsePositives", "TrueNegatives",
     "FalseNegatives", "PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity",
     "SpecificityAtSensitivity", "F1Score", "FBetaScore", "IoU", "BinaryIoU", "MeanIoU", "OneHotIoU",
-    "OneHotMeanIoU", "binary_accuracy", "categorical_accuracy",
+    "OneHotMeanIoU", "Sum", "LogCoshError", "R2Score", "PearsonCorrelation", "ConcordanceCorrelation", "Hinge",
+    "SquaredHinge", "CategoricalHinge", "Poisson", "pearson_correlation", "concordance_correlation", "binary_accuracy", "categorical_accuracy",
     "sparse_categorical_accuracy", "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "get",
     "serialize",
 ]

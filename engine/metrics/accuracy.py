@@ -92,13 +92,15 @@ def top_k_categorical_accuracy(y_true, y_pred, k=5):
     return _in_top_k(np.argmax(y_true, axis=-1), y_pred, k)
 
 
-def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5, from_sorted_ids=False):
     """Whether the integer label ``y_true`` is among the ``k`` largest of ``y_pred``.
 
     Args:
         y_true: the targets.
-        y_pred: the class scores, with one axis more than the integer labels.
+        y_pred: the class scores, with one axis more than the integer labels;
+            with ``from_sorted_ids``, the ids of the top classes, best first.
         k: how many of the highest scores count as a hit.
+        from_sorted_ids: whether ``y_pred`` holds sorted class ids rather than scores.
 
     Returns:
         One value per sample.
@@ -107,7 +109,14 @@ def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
         >>> import numpy as np
         >>> sparse_top_k_categorical_accuracy(np.array([2]), np.array([[0.5, 0.3, 0.2]]), k=2)
         array([0.], dtype=float32)
+        >>> sparse_top_k_categorical_accuracy(np.array([2]), np.array([[0, 2, 1]]), k=2, from_sorted_ids=True)
+        array([1.], dtype=float32)
     """
+    if from_sorted_ids:
+        y_pred = np.asarray(y_pred)
+        labels = np.asarray(y_true).astype(y_pred.dtype)
+        top = y_pred.reshape(-1, y_pred.shape[-1])[:, :k]
+        return np.any(labels.reshape(-1, 1) == top, axis=1).astype("float32").reshape(labels.shape)
     return _in_top_k(np.asarray(y_true).astype(np.int64), y_pred, k)
 
 
@@ -212,12 +221,21 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
         k: how many of the highest scores count as a hit.
         name: the metric's name (default ``'sparse_top_k_categorical_accuracy'``).
         dtype: the floating dtype the state accumulates in (float32 by default).
+        from_sorted_ids: whether ``y_pred`` holds the ids of the top classes,
+            best first, rather than a score per class.
 
     Example:
         >>> SparseTopKCategoricalAccuracy(k=1)([2, 1], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])
         0.5
     """
 
-    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
-        super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
-        self.k = k
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None, from_sorted_ids=False):
+        super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype, k=k,
+                         from_sorted_ids=from_sorted_ids)
+        self.k, self.from_sorted_ids = k, from_sorted_ids
+
+    def get_config(self):
+        config = super().get_config()
+        if not self.from_sorted_ids:  # as Keras writes it
+            del config["from_sorted_ids"]
+        return config

@@ -1,7 +1,7 @@
 """Probabilistic metrics: running weighted means of the crossentropies and the
 Kullback-Leibler divergence."""
 
-from engine.losses.probabilistic import (binary_crossentropy, categorical_crossentropy, kl_divergence,
+from engine.losses.probabilistic import (binary_crossentropy, categorical_crossentropy, kl_divergence, poisson,
                                          sparse_categorical_crossentropy)
 from engine.metrics.reduction import MeanMetricWrapper
 
@@ -53,15 +53,17 @@ class SparseCategoricalCrossentropy(MeanMetricWrapper):
         dtype: the floating dtype the state accumulates in (float32 by default).
         from_logits: whether ``y_pred`` holds logits rather than probabilities.
         ignore_class: a label whose losses are masked out (weigh 0), or None.
+        axis: the class axis of ``y_pred``.
 
     Example:
         >>> round(SparseCategoricalCrossentropy()([1, 2], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]]), 4)
         1.1769
     """
 
-    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False, ignore_class=None):
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False, ignore_class=None,
+                 axis=-1):
         super().__init__(sparse_categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
-                         ignore_class=ignore_class)
+                         ignore_class=ignore_class, axis=axis)
 
 
 class KLDivergence(MeanMetricWrapper):
@@ -78,3 +80,19 @@ class KLDivergence(MeanMetricWrapper):
 
     def __init__(self, name="kl_divergence", dtype=None):
         super().__init__(kl_divergence, name=name, dtype=dtype)
+
+
+class Poisson(MeanMetricWrapper):
+    """The Poisson loss ``mean(y_pred - y_true * log(y_pred + 1e-7))`` over everything seen.
+
+    Args:
+        name: the metric's name (default ``'poisson'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    Example:
+        >>> round(Poisson()([[0, 1], [0, 0]], [[1, 1], [0, 0]]), 4)
+        0.5
+    """
+
+    def __init__(self, name="poisson", dtype=None):
+        super().__init__(poisson, name=name, dtype=dtype)

@@ -1,4 +1,4 @@
-"""The weighted running mean, and the wrapper that makes a metric of any
+"""The weighted running mean and sum, and the wrapper that makes a metric of any
 per-sample function (accuracies, regression errors)."""
 
 import numpy as np
@@ -61,6 +61,43 @@ class Mean(Metric):
     def reset_state(self):
         self.total = np.zeros((), self.dtype)
         self.count = np.zeros((), self.dtype)
+
+
+class Sum(Metric):
+    """The weighted sum of every value passed to ``update_state``.
+
+    Values are first summed to the sample weight's rank; each is then
+    multiplied by its weight, as in Keras 3.
+
+    Args:
+        name: the metric's name (default ``'sum'``).
+        dtype: the floating dtype the state accumulates in (float32 by default).
+
+    Example:
+        >>> m = Sum()
+        >>> m.update_state([1.0, 3.0, 5.0, 7.0], sample_weight=[1.0, 1.0, 0.0, 0.5])
+        >>> m.result()
+        7.5
+    """
+
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.reset_state()
+
+    def update_state(self, values, sample_weight=None):
+        values = np.asarray(untraced(values), dtype=self.dtype)
+        if sample_weight is not None:
+            values, sample_weight = squeeze_or_expand_to_same_rank(values, np.asarray(sample_weight, self.dtype))
+            if values.ndim > sample_weight.ndim:
+                values = values.sum(axis=tuple(range(sample_weight.ndim, values.ndim)))
+            values = values * broadcast_weights(self, sample_weight, values.shape)
+        self.total = self.total + values.sum()
+
+    def result(self):
+        return float(self.total)
+
+    def reset_state(self):
+        self.total = np.zeros((), self.dtype)
 
 
 class MeanMetricWrapper(Mean):

@@ -42,6 +42,10 @@ CASES = {
     "SparseTopKCategoricalAccuracy default k": (metrics.SparseTopKCategoricalAccuracy(),
                                                 keras.metrics.SparseTopKCategoricalAccuracy(),
                                                 LABELS[:, None], probabilities((6, 7))),
+    "SparseTopKCategoricalAccuracy from_sorted_ids": (
+        metrics.SparseTopKCategoricalAccuracy(k=2, from_sorted_ids=True),
+        keras.metrics.SparseTopKCategoricalAccuracy(k=2, from_sorted_ids=True),
+        LABELS, np.argsort(-probabilities((6, 5)), axis=-1)[:, :4]),
 }
 
 

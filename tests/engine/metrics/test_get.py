@@ -15,6 +15,10 @@ NAMES = {
     "mse": metrics.MeanSquaredError, "mean_squared_error": metrics.MeanSquaredError,
     "mae": metrics.MeanAbsoluteError, "mean_absolute_error": metrics.MeanAbsoluteError,
     "precision": metrics.Precision, "recall": metrics.Recall, "auc": metrics.AUC, "mean": metrics.Mean,
+    "true_positives": metrics.TruePositives, "FalseNegatives": metrics.FalseNegatives, "f1_score": metrics.F1Score,
+    "f_beta_score": metrics.FBetaScore, "r2_score": metrics.R2Score, "sum": metrics.Sum, "hinge": metrics.Hinge,
+    "categorical_hinge": metrics.CategoricalHinge, "poisson": metrics.Poisson, "log_cosh_error": metrics.LogCoshError,
+    "pearson_correlation": metrics.PearsonCorrelation, "concordance_correlation": metrics.ConcordanceCorrelation,
 }
 CONFIGURED = [
     metrics.Mean(name="loss"), metrics.Accuracy(dtype="float64"), metrics.BinaryAccuracy(threshold=0.7),
@@ -22,6 +26,13 @@ CONFIGURED = [
     metrics.SparseTopKCategoricalAccuracy(k=2), metrics.MeanSquaredError(), metrics.MeanAbsoluteError(),
     metrics.Precision(thresholds=[0.2, 0.4], class_id=1), metrics.Recall(top_k=2),
     metrics.AUC(num_thresholds=20, curve="PR", from_logits=True),
+    metrics.AUC(thresholds=[0.3, 0.6], multi_label=True, num_labels=2, label_weights=[0.5, 2.0]),
+    metrics.TrueNegatives(thresholds=[0.2, 0.7]), metrics.PrecisionAtRecall(0.7, num_thresholds=50, class_id=1),
+    metrics.FBetaScore(average="weighted", beta=2.0, threshold=0.4), metrics.F1Score(average="micro"),
+    metrics.IoU(4, [0, 2], ignore_class=1), metrics.BinaryIoU([1], threshold=0.3), metrics.MeanIoU(3, axis=1),
+    metrics.OneHotIoU(3, [1], sparse_y_pred=True), metrics.OneHotMeanIoU(5), metrics.R2Score(None, 2),
+    metrics.PearsonCorrelation(axis=0), metrics.Sum(), metrics.SquaredHinge(),
+    metrics.SparseTopKCategoricalAccuracy(k=2, from_sorted_ids=True),
 ]
 
 

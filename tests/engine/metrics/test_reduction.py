@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine.metrics import Mean, MeanMetricWrapper
+from engine.metrics import Mean, MeanMetricWrapper, Sum
 from tests.engine.metrics.oracle import assert_matches_keras, keras
 
 RNG = np.random.default_rng(0)
@@ -17,10 +17,11 @@ VALUES_AND_WEIGHTS = {
 }
 
 
+@pytest.mark.parametrize("cls", [Mean, Sum])
 @pytest.mark.parametrize("case", VALUES_AND_WEIGHTS)
-def test_mean_matches_keras_over_several_updates(case):
+def test_mean_and_sum_match_keras_over_several_updates(case, cls):
     values, weights = VALUES_AND_WEIGHTS[case]
-    ours, theirs = Mean(), keras.metrics.Mean()
+    ours, theirs = cls(), getattr(keras.metrics, cls.__name__)()
     for scale in (1.0, -2.0, 0.5):
         ours.update_state(values * scale, sample_weight=weights)
         theirs.update_state(values * scale, sample_weight=weights)

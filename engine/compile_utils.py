@@ -250,7 +250,10 @@ class CompiledMetrics(Metric):
             metric.reset_state()
 
     def result(self):
-        return {log_name: float(metric.result()) for _, log_name, metric, _ in self._entries}
+        # A metric with one value per threshold or class (F1Score, TruePositives at several
+        # thresholds) logs its array, as in Keras; the others log a float.
+        results = {log_name: metric.result() for _, log_name, metric, _ in self._entries}
+        return {name: value if np.ndim(value) else float(value) for name, value in results.items()}
 
     def _flat(self, values):
         if isinstance(values, dict) and set(values) <= set(self._names):

@@ -20,7 +20,7 @@ def dice(y_true, y_pred, axis=None):
     Example:
         >>> import numpy as np
         >>> round(float(dice(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[0.5, 0.5], [1.0, 0.0]]))), 4)
-        0.3
+        0.4
     """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     intersection = np.sum(y_true * y_pred, axis=axis)
@@ -45,7 +45,7 @@ def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
     Example:
         >>> import numpy as np
         >>> round(float(tversky(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[0.5, 0.5], [1.0, 0.0]]))), 4)
-        0.3
+        0.4
     """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     intersection = np.sum(y_true * y_pred, axis=axis)
@@ -66,7 +66,7 @@ class Dice(Loss):
     Example:
         >>> import numpy as np
         >>> round(float(Dice()(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[0.5, 0.5], [1.0, 0.0]]))), 4)
-        0.3
+        0.4
     """
 
     def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None):
@@ -95,7 +95,7 @@ class Tversky(Loss):
         >>> import numpy as np
         >>> loss = Tversky(alpha=0.2, beta=0.8)
         >>> round(float(loss(np.array([[1.0, 0.0], [1.0, 1.0]]), np.array([[0.5, 0.5], [1.0, 0.0]]))), 4)
-        0.2903
+        0.3182
     """
 
     def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky", axis=None, dtype=None):

@@ -21,7 +21,7 @@ def pearson_correlation(y_true, y_pred, axis=-1):
     Example:
         >>> import numpy as np
         >>> np.round(pearson_correlation(np.array([[1.0, 2.0, 3.0]]), np.array([[2.0, 4.0, 7.0]])), 4)
-        array([0.9934], dtype=float32)
+        array([0.9934])
     """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     centred_true = y_true - np.mean(y_true, axis=axis, keepdims=True)
@@ -47,7 +47,7 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     Example:
         >>> import numpy as np
         >>> np.round(concordance_correlation(np.array([[1.0, 2.0, 3.0]]), np.array([[1.0, 2.0, 3.0]])), 4)
-        array([1.], dtype=float32)
+        array([1.])
     """
     y_true, y_pred = as_float_pair(y_true, y_pred)
     mean_true = np.mean(y_true, axis=axis, keepdims=True)

@@ -113,8 +113,8 @@ class F1Score(FBetaScore):
         dtype: the floating dtype the state accumulates in (float32 by default).
 
     Example:
-        >>> F1Score(average="macro", threshold=0.5)([[1, 0], [0, 1]], [[0.9, 0.6], [0.2, 0.7]])
-        0.8333331346511841
+        >>> round(F1Score(average="macro", threshold=0.5)([[1, 0], [0, 1]], [[0.9, 0.6], [0.2, 0.7]]), 4)
+        0.8333
     """
 
     def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):

@@ -305,8 +305,7 @@ def test_bad_apply_calls():
 EXTRAS = [
     {"use_ema": True},
     {"use_ema": True, "ema_momentum": 0.8, "ema_overwrite_frequency": 2},
-    {"gradient_accumulation_steps": 3},
-    {"gradient_accumulation_steps": 2, "weight_decay": 0.1, "clipnorm": 1.0},
+    {"gradient_accumulation_steps": 3, "weight_decay": 0.1, "clipnorm": 1.0},
     {"gradient_accumulation_steps": 2, "learning_rate": {"class_name": "ExponentialDecay", "config": {
         "initial_learning_rate": 0.1, "decay_steps": 2, "decay_rate": 0.5}}},
     {"gradient_accumulation_steps": 2, "use_ema": True, "ema_overwrite_frequency": 1},
@@ -314,8 +313,11 @@ EXTRAS = [
 ]
 
 
-@pytest.mark.parametrize("extras", EXTRAS)
-@pytest.mark.parametrize("name", sorted(ALL_SLOTS))
+ALL_EXTRAS = {"use_ema": True, "ema_overwrite_frequency": 2, "gradient_accumulation_steps": 2, "loss_scale_factor": 4.0}
+
+
+@pytest.mark.parametrize("name, extras", [("Adam", extras) for extras in EXTRAS]
+                         + [(name, ALL_EXTRAS) for name in sorted(ALL_SLOTS)])
 def test_averaging_scaling_and_accumulation_match_keras(name, extras):
     ours, _ = assert_matches_keras(name, grads=fixed_gradients(7), **{"learning_rate": 0.05, **extras},
                                    **ALL_SLOTS[name])

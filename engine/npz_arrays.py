@@ -10,7 +10,7 @@ Every header is checked before the array is allocated: the member's declared siz
 against what the weight can hold, the ``.npy`` header's dtype and shape against
 the weight's, and the member's size against header plus data. ``open_npz_member``
 gives the ``weights.npz`` inside a ``.nw`` file the same treatment, through a
-window onto the model file, without reading it whole.
+window onto the model file (``engine.zip_member``), without reading it whole.
 """
 
 import functools
@@ -25,15 +25,13 @@ import numpy as np
 from zlib_ng import zlib_ng
 
 from engine.errors import ModelFormatError
-from engine.load_limits import array_size_bound, check_member_size, read_member
+from engine.load_limits import array_size_bound, check_member_size
+from engine.zip_member import LOCAL_HEADER_SIZE, ZipMember, is_plain_stored, member_data_offset, read_at, readinto_at
 
-_LOCAL_HEADER = struct.Struct("<4s22xHH")  # a zip member's signature, then the lengths of its name and extra field
-_LOCAL_HEADER_SIZE = 30
 # Read with a member's local header: np.save's own .npy header (128 bytes for a
 # 4-D shape) and, for a small array, the whole member in one read.
 _HEAD_BYTES = 4096
 _MAX_NPY_HEADER_BYTES = 2**16
-_WINDOW_BUFFER_BYTES = 2**16
 
 
 def open_npz(stream, source):
@@ -73,20 +71,8 @@ def open_npz_member(archive, name, max_bytes, limits, source, limit_name):
         >>> read_arrays(npz, {"w": ((3,), "float32")}, LoadLimits(), "m.nw")
         ({'w': array([1., 1., 1.], dtype=float32)}, [])
     """
-    info = archive.getinfo(name)
-    check_member_size(info, max_bytes, limits, source, limit_name)
-    if not _is_plain_stored(info):
-        return open_npz(io.BytesIO(read_member(archive, name, max_bytes, limits, source, limit_name)),
-                        f"{name} in {source}")
-    where = f"{name} in {source}"
-    try:
-        head = _read_at(archive.fp, info.header_offset, _LOCAL_HEADER_SIZE + len(info.orig_filename.encode()) * 4)
-        begin = _member_data_offset(head, info)
-    except (OSError, struct.error, zipfile.BadZipFile) as error:
-        raise ModelFormatError(f"Member {name!r} of {source!r} cannot be read: {error}") from error
-    # Buffered: a model of 12,000 layers has 24,000 small arrays, read one after the other.
-    window = io.BufferedReader(_Window(archive.fp, info.header_offset + begin, info.file_size), _WINDOW_BUFFER_BYTES)
-    return open_npz(window, where)
+    member = ZipMember(archive, name, max_bytes, limits, source, limit_name)
+    return open_npz(member.stream, member.where)  # each array's own CRC covers its bytes: no verify()
 
 
 def read_arrays(npz, expected, limits, source, report_missing=True):
@@ -145,15 +131,11 @@ def read_arrays(npz, expected, limits, source, report_missing=True):
     return arrays, problems
 
 
-def _is_plain_stored(info):
-    return info.compress_type == zipfile.ZIP_STORED and not info.flag_bits & 0x1 and info.compress_size == info.file_size
-
-
 def _read_member_array(npz, info, name, shape, dtype, source):
     """The array of member ``info``, or a string saying why it does not fit the
     weight. A stored member is read straight into the array; a compressed one
     (``np.savez_compressed``) through zipfile."""
-    if not _is_plain_stored(info):
+    if not is_plain_stored(info):
         with npz.open(info) as stream:
             member = stream.read(info.file_size)
         if len(member) != info.file_size:
@@ -166,15 +148,15 @@ def _read_member_array(npz, info, name, shape, dtype, source):
         return _shaped(data.copy(), file_shape, fortran_order, file_dtype)
     stream = npz.fp
     wanted = min(info.file_size, _HEAD_BYTES)
-    head = _read_at(stream, info.header_offset, _LOCAL_HEADER_SIZE + 4 * len(info.orig_filename) + 64 + wanted)
-    begin = _member_data_offset(head, info)
+    head = read_at(stream, info.header_offset, LOCAL_HEADER_SIZE + 4 * len(info.orig_filename) + 64 + wanted)
+    begin = member_data_offset(head, info)
     if begin + wanted > len(head):  # a long extra field
-        head = _read_at(stream, info.header_offset, begin + wanted)
+        head = read_at(stream, info.header_offset, begin + wanted)
     member_start = info.header_offset + begin
     prefix = head[begin:begin + info.file_size]
     header_end = _npy_header_size(prefix, name, source)
     if header_end > len(prefix):
-        prefix = _read_at(stream, member_start, min(header_end, info.file_size))
+        prefix = read_at(stream, member_start, min(header_end, info.file_size))
     header = _npy_header(prefix[:header_end], info, name, shape, dtype, source)
     if isinstance(header, str):
         return header
@@ -187,7 +169,7 @@ def _read_member_array(npz, info, name, shape, dtype, source):
     ready = prefix[offset:]
     data[:len(ready)] = np.frombuffer(ready, np.uint8)
     rest = memoryview(data)[len(ready):]
-    if rest and _readinto_at(stream, member_start + offset + len(ready), rest) < len(rest):
+    if rest and readinto_at(stream, member_start + offset + len(ready), rest) < len(rest):
         raise ModelFormatError(f"Array {name!r} in {source!r} is truncated.")
     if zlib_ng.crc32(data, zlib_ng.crc32(prefix[:offset])) != info.CRC:
         raise zipfile.BadZipFile(f"Bad CRC-32 for file {info.orig_filename!r}")
@@ -197,18 +179,6 @@ def _read_member_array(npz, info, name, shape, dtype, source):
 def _shaped(data, file_shape, fortran_order, file_dtype):
     """The bytes ``data`` (a 1-D uint8 array of its own) viewed as the stored array."""
     return data.view(file_dtype).reshape(file_shape, order="F" if fortran_order else "C")
-
-
-def _member_data_offset(head, info):
-    """Where member ``info``'s data begins after its local header (``head``, the
-    bytes from that header on), after the checks zipfile makes: the signature and
-    the name."""
-    signature, name_length, extra_length = _LOCAL_HEADER.unpack_from(head)
-    name = head[_LOCAL_HEADER_SIZE:_LOCAL_HEADER_SIZE + name_length]
-    name = name.decode("ascii") if name.isascii() else name.decode("utf-8" if info.flag_bits & 0x800 else "cp437")
-    if signature != b"PK\x03\x04" or name != info.orig_filename:
-        raise zipfile.BadZipFile(f"Bad local file header of member {info.orig_filename!r}")
-    return _LOCAL_HEADER_SIZE + name_length + extra_length
 
 
 def _npy_header(header, info, name, shape, dtype, source):
@@ -232,54 +202,6 @@ def _npy_header(header, info, name, shape, dtype, source):
             f"({nbytes:,} bytes) but its member holds {info.file_size - offset:,} bytes of data."
         )
     return file_shape, fortran_order, file_dtype, offset
-
-
-def _read_at(stream, offset, size):
-    stream.seek(offset)
-    return stream.read(size)
-
-
-def _readinto_at(stream, offset, view):
-    """Reads into all of ``view`` from ``offset`` of ``stream``; returns the bytes read (fewer at its end)."""
-    stream.seek(offset)
-    done = 0
-    while done < len(view):
-        count = stream.readinto(view[done:])
-        if not count:
-            break
-        done += count
-    return done
-
-
-class _Window(io.RawIOBase):
-    """The bytes ``[start, start + size)`` of a seekable binary stream, as a file of their own."""
-
-    def __init__(self, stream, start, size):
-        super().__init__()
-        self._stream, self._start, self._size, self._position = stream, start, size, 0
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return True
-
-    def tell(self):
-        return self._position
-
-    def seek(self, offset, whence=io.SEEK_SET):
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
-        if base + offset < 0:
-            raise OSError(f"Cannot seek to {base + offset}, before the start of the member.")
-        self._position = base + offset
-        return self._position
-
-    def readinto(self, buffer):
-        view = memoryview(buffer).cast("B")
-        wanted = max(0, min(len(view), self._size - self._position))
-        count = _readinto_at(self._stream, self._start + self._position, view[:wanted])
-        self._position += count
-        return count
 
 
 # The header np.save writes, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }

@@ -195,17 +195,10 @@ def _specs(variables):
 
 
 def _assign_weights(variables, arrays, problems, skip_mismatch):
-    """Gives each Variable its array from ``read_arrays``: an array already of the
-    Variable's dtype and C order becomes its value as it is (it was read into
-    memory of its own), any other is cast and copied by ``assign``."""
     if problems and not skip_mismatch:
         raise ModelFormatError("Cannot load weights: " + "; ".join(problems) + ". Pass skip_mismatch=True to skip them.")
-    for name, array in arrays.items():
-        variable = variables[name]
-        if array.dtype == variable.dtype and array.shape == variable.shape and array.flags.c_contiguous:
-            variable.value = array
-        else:
-            variable.assign(array)
+    for name, array in arrays.items():  # read_arrays reads each into memory of its own
+        variables[name].assign_loaded(array)
     return problems
 
 
@@ -257,8 +250,8 @@ def write_archive(layer, handle):
 def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=None):
     """Rebuilds a model saved with ``model.save``: architecture, weights and, when
     ``compile``, the optimizer with its state. Also opens Keras 3 ``.keras``
-    archives, with our layers (see ``engine.keras_format``; the optimizer then
-    starts without Keras' saved state).
+    archives, with our layers and Keras' optimizer state (see
+    ``engine.keras_format``).
 
     Args:
         path: the ``.nw`` file, or a ``.keras`` file saved by Keras 3.

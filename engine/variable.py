@@ -98,6 +98,29 @@ class Variable:
         self.value = value.astype(self.value.dtype, copy=True)
         return self.value
 
+    def assign_loaded(self, array):
+        """Takes ``array``, read from a file into memory of its own, as the value:
+        as it is when it already has the variable's dtype and shape in C order
+        (a load then touches each weight once), else cast and copied by ``assign``.
+
+        Args:
+            array: a NumPy array nothing else refers to.
+
+        Raises:
+            ValueError: an array of another shape.
+
+        Example:
+            >>> import numpy as np
+            >>> v = Variable("zeros", shape=(2,))
+            >>> read = np.array([1.0, 2.0], dtype="float32")
+            >>> v.assign_loaded(read) is read
+            True
+        """
+        if array.dtype == self.value.dtype and array.shape == self.value.shape and array.flags.c_contiguous:
+            self.value = array
+            return array
+        return self.assign(array)
+
     def assign_add(self, value):
         """Adds ``value`` (broadcast to the variable's shape) to the value; returns the new value.
 

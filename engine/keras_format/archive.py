@@ -8,10 +8,11 @@ import zipfile
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
 from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
-from engine.keras_format.weights_h5 import keras_variable_paths, load_optimizer_state, opened, read_weights, size_bound
-from engine.load_limits import LoadLimits, check_members, read_json_member, read_member, weight_budget
+from engine.keras_format.weights_h5 import keras_variable_paths, load_optimizer_state, opened, read_datasets, size_bound
+from engine.load_limits import LoadLimits, check_members, read_json_member, weight_budget
 from engine.module import Module
 from engine.registry import loading_scope
+from engine.zip_member import ZipMember
 
 MEMBERS = ("config.json", "metadata.json", "model.weights.h5")
 _MAX_LAYER_NESTING = 64
@@ -63,14 +64,20 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
         raise ModelFormatError(f"{source!r} holds a {type(model).__name__}, not a functional or Sequential model.")
     paths = keras_variable_paths(model, config)
     compiled = bool(config.get("compile_config"))
-    content = read_member(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source), compiled),
-                          limits, source, f"the size of the model's {len(paths)} weights"
-                          + (" and its optimizer's state" if compiled else ""))
-    read_weights(content, paths, source)
-    if compile and compiled:
-        _compile(model, config["compile_config"], source, custom_objects, safe_mode)
-        trainable = {id(variable) for variable in model.trainable_weights}
-        _load_optimizer_state(model, content, [v for v in paths.values() if id(v) in trainable], source)
+    member = ZipMember(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source), compiled),
+                       limits, source, f"the size of the model's {len(paths)} weights"
+                       + (" and its optimizer's state" if compiled else ""))
+    with opened(member.stream, source) as file:
+        arrays, problems = read_datasets(file, paths, source, member)
+        if problems:
+            raise ModelFormatError(next(iter(problems.values())))
+        if compile and compiled:
+            _compile(model, config["compile_config"], source, custom_objects, safe_mode)
+            trainable = {id(variable) for variable in model.trainable_weights}
+            _load_optimizer_state(model, file, member, [v for v in paths.values() if id(v) in trainable], source)
+        member.verify()
+    for path, array in arrays.items():
+        paths[path].assign_loaded(array)
     return model
 
 
@@ -87,14 +94,13 @@ def _compile(model, compile_config, source, custom_objects, safe_mode):
             f"{type(error).__name__}: {error}. Load it with compile=False and compile it yourself.") from error
 
 
-def _load_optimizer_state(model, content, trainable_in_keras_order, source):
+def _load_optimizer_state(model, file, member, trainable_in_keras_order, source):
     """Builds the compiled model's optimizer on its trainable weights and fills
-    it with the state Keras saved in ``optimizer/vars`` (the weights file's
-    bytes ``content``), so training goes on where Keras left off."""
+    it with the state Keras saved in ``optimizer/vars`` (of the open weights
+    ``file``, read from ``member``), so training goes on where Keras left off."""
     optimizer = model.optimizer
     optimizer.build(model.trainable_weights)
-    with opened(content, source) as file:
-        problem = load_optimizer_state(file, optimizer, trainable_in_keras_order, source)
+    problem = load_optimizer_state(file, optimizer, trainable_in_keras_order, source, member)
     if problem is not None:
         raise ModelFormatError(
             f"The model of {source!r} loads, but the optimizer state Keras saved with it does not fit optimizer "

@@ -14,6 +14,7 @@ model's weights and optimizer slots (``weights_h5.size_bound``), and each
 dataset's shape and storage before it is read (``weights_h5``).
 """
 
+import io
 import os
 import warnings
 import zipfile
@@ -122,7 +123,7 @@ def load_keras_weights(model: Module, path: str | os.PathLike, skip_mismatch: bo
     bound = size_bound(paths, _layer_count(model), compiled=True)
     content = _archive_weights(path, bound, model) if source.endswith(".keras") else _file_bytes(path, bound, model)
     optimizer = getattr(model, "optimizer", None) if getattr(model, "_compile_config", None) is not None else None
-    with opened(content, source) as file:
+    with opened(io.BytesIO(content), source) as file:
         arrays, problems = read_datasets(file, paths, source)
         if problems and not skip_mismatch:
             raise ModelFormatError(
@@ -136,7 +137,7 @@ def load_keras_weights(model: Module, path: str | os.PathLike, skip_mismatch: bo
                 warnings.warn(f"The optimizer state in {source!r} is not loaded into optimizer {optimizer.name!r}, "
                               f"which keeps its own: {problem}.", stacklevel=3)
     for path_in_file, array in arrays.items():
-        paths[path_in_file].assign(array)
+        paths[path_in_file].assign_loaded(array)
     return [f"Skipped {group!r}: {problem}" for group, problem in problems.items()]
 
 

@@ -22,7 +22,6 @@ plugin HDF5 would load) is refused before anything is read.
 """
 
 import contextlib
-import io
 import math
 
 import numpy as np
@@ -32,6 +31,7 @@ from engine.keras_format import catalog
 from engine.keras_format.write_compile import keras_ordered_variables
 from engine.module import Module
 from engine.variable import Variable
+from engine.zip_member import ZipMember
 
 # HDF5 bytes allowed beside the data: per object (a group or a dataset: its
 # header, name and B-tree entries) and for the file (superblock, root group).
@@ -94,46 +94,17 @@ def size_bound(paths: dict[str, Variable], layer_count: int, compiled: bool) -> 
     return copies * (data + _BYTES_PER_OBJECT * len(paths)) + _BYTES_PER_OBJECT * 2 * layer_count + _BYTES_PER_FILE
 
 
-def read_weights(content: bytes, paths: dict[str, Variable], source: str) -> None:
-    """Assigns to each Variable of ``paths`` its dataset in the HDF5 bytes ``content``.
-
-    Args:
-        content: the bytes of ``model.weights.h5``.
-        paths: ``{dataset path: Variable}`` (``keras_variable_paths``).
-        source: names the file in errors.
-
-    Raises:
-        ModelFormatError: the file is not HDF5 or is damaged, or a weight is
-            missing, of another shape or dtype, or a layer's group holds more
-            weights than the layer has.
-
-    Example:
-        >>> import numpy as np
-        >>> from engine import Input, Model
-        >>> from layers import Dense
-        >>> from engine.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
-        >>> x = Input(shape=(3,))
-        >>> saved, model = Model(x, Dense(2)(x)), Model(x, Dense(2)(x))
-        >>> read_weights(weights_h5_bytes(saved), keras_weight_paths(model), "m.weights.h5")
-        >>> bool(np.all(model.layers[1].kernel.numpy() == saved.layers[1].kernel.numpy()))
-        True
-    """
-    with opened(content, source) as file:
-        arrays, problems = read_datasets(file, paths, source)
-    if problems:
-        raise ModelFormatError(next(iter(problems.values())))
-    for path, variable in paths.items():
-        variable.assign(arrays[path])
-
-
 @contextlib.contextmanager
-def opened(content: bytes, source: str):
-    """The HDF5 file in the bytes ``content``, open for reading; h5py's errors
-    on a damaged file (OSError, KeyError, RuntimeError...) in the block become
-    one ModelFormatError naming ``source``.
+def opened(stream, source: str):
+    """The HDF5 file in the seekable binary ``stream`` (an open file, a
+    ``ZipMember``'s stream, ``io.BytesIO``), open for reading; h5py's errors on
+    a damaged file (OSError, KeyError, RuntimeError...) in the block become one
+    ModelFormatError naming ``source``. A file with a user block (bytes before
+    the HDF5 data, which Keras never writes) is refused.
 
     Example:
-        >>> with opened(b"not HDF5", "m.weights.h5") as file:  # doctest: +IGNORE_EXCEPTION_DETAIL
+        >>> import io
+        >>> with opened(io.BytesIO(b"not HDF5"), "m.weights.h5") as file:  # doctest: +IGNORE_EXCEPTION_DETAIL
         ...     pass
         Traceback (most recent call last):
         engine.errors.ModelFormatError: The weights file of 'm.weights.h5' cannot be read: ...
@@ -144,7 +115,10 @@ def opened(content: bytes, source: str):
         raise ModelFormatError(
             f"Reading the weights of {source!r} (a Keras file) needs h5py: pip install h5py.") from error
     try:
-        with h5py.File(io.BytesIO(content), "r") as file:
+        with h5py.File(stream, "r") as file:
+            if file.userblock_size:
+                raise ModelFormatError(f"The weights file of {source!r} starts with a {file.userblock_size:,}-byte "
+                                       "user block; Keras writes none.")
             yield file
     except ModelFormatError:
         raise
@@ -153,8 +127,10 @@ def opened(content: bytes, source: str):
             from error
 
 
-def read_datasets(file, paths: dict[str, Variable], source: str) -> tuple[dict, dict]:
-    """Reads the dataset of each Variable of ``paths`` from the open HDF5 ``file``.
+def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMember | None = None) -> tuple[dict, dict]:
+    """Reads the dataset of each Variable of ``paths`` from the open HDF5 ``file``:
+    with ``member``, the ``ZipMember`` the file is read from, straight from it
+    into each array (``verify`` then checks the member's CRC); without, through h5py.
 
     Each ``vars`` group is one Keras object (a layer, an RNN's cell), which
     fits as a whole or not at all, as Keras loads it: a group with a weight
@@ -165,9 +141,11 @@ def read_datasets(file, paths: dict[str, Variable], source: str) -> tuple[dict, 
         file: the open ``h5py.File`` (``opened``).
         paths: ``{dataset path: Variable}``.
         source: names the file in messages.
+        member: the ``ZipMember`` that ``file`` was opened on, if any.
 
     Returns:
-        ``(arrays, problems)``: ``{path: array}`` for the groups that fit, and
+        ``(arrays, problems)``: ``{path: array}`` for the groups that fit (each
+        array in memory of its own, for ``Variable.assign_loaded``), and
         ``{group path: sentence}`` for those that do not.
 
     Raises:
@@ -177,10 +155,11 @@ def read_datasets(file, paths: dict[str, Variable], source: str) -> tuple[dict, 
     Example:
         >>> from engine import Input, Model
         >>> from layers import Dense
+        >>> import io
         >>> from engine.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
         >>> x = Input(shape=(3,))
         >>> wider = Model(x, Dense(4)(x))
-        >>> with opened(weights_h5_bytes(Model(x, Dense(2)(x))), "m.weights.h5") as file:
+        >>> with opened(io.BytesIO(weights_h5_bytes(Model(x, Dense(2)(x)))), "m.weights.h5") as file:
         ...     arrays, problems = read_datasets(file, keras_weight_paths(wider), "m.weights.h5")
         >>> arrays, list(problems)
         ({}, ['layers/dense/vars'])
@@ -194,7 +173,7 @@ def read_datasets(file, paths: dict[str, Variable], source: str) -> tuple[dict, 
     for group, members in groups.items():
         found, problem = {}, None
         for path, variable in members:
-            item = _read_dataset(file, h5py, path, variable, source)
+            item = _read_dataset(file, h5py, path, variable, source, member)
             if isinstance(item, str):
                 problem = item
                 break
@@ -210,7 +189,8 @@ def read_datasets(file, paths: dict[str, Variable], source: str) -> tuple[dict, 
     return arrays, problems
 
 
-def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source: str) -> str | None:
+def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source: str,
+                         member: ZipMember | None = None) -> str | None:
     """Fills the built ``optimizer`` with the state ``optimizer/vars/0..n`` of
     the open HDF5 ``file`` holds, if any. Keras keeps the slots in its order
     of the model's trainable weights; ``write_compile.keras_ordered_variables``
@@ -225,6 +205,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
         trainable_in_keras_order: the Variables it updates, in the order of
             Keras' ``model.trainable_variables``.
         source: names the file in messages.
+        member: the ``ZipMember`` that ``file`` was opened on, if any (``read_datasets``).
 
     Returns:
         None when the state was loaded or the file holds none; a sentence
@@ -235,6 +216,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
             of numbers.
 
     Example:
+        >>> import io
         >>> import numpy as np
         >>> from engine import Input, Model
         >>> from engine.optimizers import Adam
@@ -247,7 +229,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
         <...History...>
         >>> resumed = Adam()
         >>> resumed.build(model.trainable_weights)
-        >>> with opened(weights_h5_bytes(model), "m.weights.h5") as file:
+        >>> with opened(io.BytesIO(weights_h5_bytes(model)), "m.weights.h5") as file:
         ...     load_optimizer_state(file, resumed, model.trainable_weights, "m.weights.h5")
         >>> resumed.iterations
         1
@@ -268,7 +250,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     position = {id(variable): index for index, variable in enumerate(optimizer.variables)}
     store = {}
     for index, variable in enumerate(ordered[:len(group)]):
-        array = _read_dataset(file, h5py, f"optimizer/vars/{index}", variable, source)
+        array = _read_dataset(file, h5py, f"optimizer/vars/{index}", variable, source, member)
         if isinstance(array, str):
             return array
         store[str(position[id(variable)])] = array
@@ -279,7 +261,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     return None
 
 
-def _read_dataset(file, h5py, path, variable, source):
+def _read_dataset(file, h5py, path, variable, source, member):
     """The array at ``path``, or a sentence saying why it does not fit ``variable``."""
     _check_hard_links(file, h5py, path, source)
     dataset = file.get(path)
@@ -293,7 +275,15 @@ def _read_dataset(file, h5py, path, variable, source):
         raise ModelFormatError(f"Weight {path!r} in {source!r} has dtype {dtype}; weights are plain numbers.")
     if tuple(dataset.shape) != tuple(variable.shape):
         return f"Weight {path!r} in {source!r} has shape {tuple(dataset.shape)}, but it fills {_describe(variable)}."
-    array = dataset[()]
+    offset = dataset.id.get_offset()  # None when compact (in the dataset's header) or never written
+    if member is None or offset is None:
+        array = dataset[()]
+    else:
+        array = np.empty(dataset.shape, dtype)
+        if dataset.id.get_storage_size() != array.nbytes:
+            raise ModelFormatError(f"Weight {path!r} in {source!r} stores {dataset.id.get_storage_size():,} bytes "
+                                   f"for {array.nbytes:,} bytes of data: the file is damaged or forged.")
+        member.read_into(offset, array, f"Weight {path!r}")
     if array.shape != tuple(variable.shape):
         raise ModelFormatError(f"Weight {path!r} in {source!r} did not read as shape {tuple(variable.shape)}.")
     return array

@@ -169,11 +169,11 @@ def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMemb
     groups = {}
     for path, variable in paths.items():
         groups.setdefault(path.rsplit("/", 1)[0], []).append((path, variable))
-    arrays, problems = {}, {}
+    arrays, problems, checked = {}, {}, set()
     for group, members in groups.items():
         found, problem = {}, None
         for path, variable in members:
-            item = _read_dataset(file, h5py, path, variable, source, member)
+            item = _read_dataset(file, h5py, path, variable, source, member, checked)
             if isinstance(item, str):
                 problem = item
                 break
@@ -238,7 +238,8 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
 
     if file.get("optimizer", getlink=True) is None:
         return None
-    _check_hard_links(file, h5py, "optimizer/vars", source)
+    checked = set()
+    _check_hard_links(file, h5py, "optimizer/vars", source, checked)
     group = file.get("optimizer/vars")
     if not isinstance(group, h5py.Group):
         raise ModelFormatError(f"'optimizer/vars' in {source!r} is not a group of the optimizer's variables.")
@@ -250,7 +251,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     position = {id(variable): index for index, variable in enumerate(optimizer.variables)}
     store = {}
     for index, variable in enumerate(ordered[:len(group)]):
-        array = _read_dataset(file, h5py, f"optimizer/vars/{index}", variable, source, member)
+        array = _read_dataset(file, h5py, f"optimizer/vars/{index}", variable, source, member, checked)
         if isinstance(array, str):
             return array
         store[str(position[id(variable)])] = array
@@ -261,9 +262,10 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     return None
 
 
-def _read_dataset(file, h5py, path, variable, source, member):
-    """The array at ``path``, or a sentence saying why it does not fit ``variable``."""
-    _check_hard_links(file, h5py, path, source)
+def _read_dataset(file, h5py, path, variable, source, member, checked):
+    """The array at ``path``, or a sentence saying why it does not fit ``variable``
+    (``checked``: see ``_check_hard_links``)."""
+    _check_hard_links(file, h5py, path, source, checked)
     dataset = file.get(path)
     if dataset is None:
         return f"{source!r} has no weight {path!r}, which holds {_describe(variable)}."
@@ -289,16 +291,27 @@ def _read_dataset(file, h5py, path, variable, source, member):
     return array
 
 
-def _check_hard_links(file, h5py, path, source):
-    """Every group on ``path``, and the dataset, is reached by a plain (hard) link."""
+_LINK_KINDS = {1: "a soft link", 64: "an external link"}  # h5py.h5l.TYPE_SOFT, TYPE_EXTERNAL; others are user-defined
+
+
+def _check_hard_links(file, h5py, path, source, checked):
+    """Every group on ``path``, and the dataset, is reached by a plain (hard)
+    link; ``checked`` holds the paths already found so (a layer's groups are on
+    the path of each of its weights)."""
     parts = path.split("/")
     for end in range(1, len(parts) + 1):
         prefix = "/".join(parts[:end])
-        link = file.get(prefix, getlink=True)
-        if link is not None and not isinstance(link, h5py.HardLink):
+        if prefix in checked:
+            continue
+        try:
+            kind = file.id.links.get_info(prefix.encode()).type
+        except (KeyError, RuntimeError):  # missing: the caller says which weight
+            return
+        if kind != h5py.h5l.TYPE_HARD:
             raise ModelFormatError(
-                f"{prefix!r} in the weights of {source!r} is a {type(link).__name__}; Keras writes plain groups "
-                "and datasets, so the file is damaged or made to read something else.")
+                f"{prefix!r} in the weights of {source!r} is {_LINK_KINDS.get(kind, 'a user-defined link')}; Keras "
+                "writes plain groups and datasets, so the file is damaged or made to read something else.")
+        checked.add(prefix)
 
 
 def _check_plain_storage(dataset, h5py, path, source):

@@ -99,11 +99,19 @@ def _soft_link(file):
     file["layers/dense_1/vars/1"] = h5py.SoftLink("/elsewhere")
 
 
+def _external_link(file, tmp_path):
+    with h5py.File(tmp_path / "other.h5", "w") as other:
+        other["kernel"] = file["layers/dense_1/vars/0"][()]
+    del file["layers/dense_1/vars/0"]
+    file["layers/dense_1/vars/0"] = h5py.ExternalLink(str(tmp_path / "other.h5"), "/kernel")
+
+
 @pytest.mark.parametrize("storage, problem", [
     ("external", "stored in another file"),  # any file on this machine read into the weights
     ("gzip_chunks", "stored in chunks"),  # a chunk inflating to gigabytes for a few values
     ("virtual", "a virtual dataset"),
-    ("soft_link", "is a SoftLink"),
+    ("soft_link", "is a soft link"),
+    ("external_link", "'layers/dense_1/vars/0' in the weights of .* is an external link"),
 ])
 def test_weights_not_stored_as_keras_stores_them_are_refused_before_they_are_read(saved, tmp_path, storage,
                                                                                    problem):
@@ -113,6 +121,7 @@ def test_weights_not_stored_as_keras_stores_them_are_refused_before_they_are_rea
                                              compression="gzip"),
         "virtual": _virtual,
         "soft_link": _soft_link,
+        "external_link": lambda file: _external_link(file, tmp_path),
     }
     with pytest.raises(ModelFormatError, match=problem):
         load_model(write(tmp_path, edited_weights(saved, edits[storage])))

@@ -223,8 +223,8 @@ class ModelCheckpoint(Callback):
     ``filepath`` may hold ``{epoch}`` and log keys (``"model-{epoch:02d}-{val_loss:.2f}.nw"``).
 
     Args:
-        filepath: where to save: a ``.nw`` file, or with ``save_weights_only``
-            a ``.weights.h5`` (Keras 3's) or ``.npz`` file.
+        filepath: where to save: a ``.nw`` or ``.keras`` (Keras 3's) file, or
+            with ``save_weights_only`` a ``.weights.h5`` (Keras 3's) or ``.npz`` file.
         monitor: the log that decides what is best, with ``save_best_only``.
         verbose: 1 prints each save.
         save_best_only: save only when ``monitor`` improved on the best so far.
@@ -254,7 +254,7 @@ class ModelCheckpoint(Callback):
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto"):
         super().__init__()
-        extensions = SAVE_SUFFIXES if save_weights_only else (".nw",)
+        extensions = SAVE_SUFFIXES if save_weights_only else (".nw", ".keras")
         if not str(filepath).endswith(extensions):
             raise ValueError(
                 f"ModelCheckpoint with save_weights_only={save_weights_only} writes {' or '.join(extensions)} files; "

@@ -56,7 +56,10 @@ def test_model_checkpoint_writes_only_on_improvement(tmp_path):
     model.fit(X, Y, epochs=1, verbose=0, callbacks=[weights_only])
     assert (tmp_path / "w.npz").exists()
     assert load_model(tmp_path / "best-4.nw").count_params() == 3
-    with pytest.raises(ValueError, match="writes .nw files; received filepath='x.h5'"):
+    as_keras = ModelCheckpoint(str(tmp_path / "best.keras"), monitor="loss")  # the suffix Keras 3 requires
+    model.fit(X, Y, epochs=1, verbose=0, callbacks=[as_keras])
+    np.testing.assert_array_equal(load_model(tmp_path / "best.keras").get_weights()[0], model.get_weights()[0])
+    with pytest.raises(ValueError, match="writes .nw or .keras files; received filepath='x.h5'"):
         ModelCheckpoint("x.h5")
 
 

@@ -10,8 +10,10 @@ thread, and a steady 0.12 s with one; with the cores free, two threads gained 13
 
 So while an execution plan runs (inference, and training's forward and
 backward), nodeweave limits the BLAS libraries to one thread and restores their
-setting afterwards (an inference whose largest product BLAS would run on one
-thread anyway skips both: engine/plan.py); the first plan to start sets the limit and the last to end
+setting afterwards. An inference whose largest product BLAS would run on one
+thread anyway skips both, and so does one whose largest product is so large
+(2 GFLOPs, ResNet50 at batch 16) that splitting it pays even on busy cores
+(engine/plan.py). The first plan to start sets the limit and the last to end
 restores it, whatever the threads or nesting. Setting ``OPENBLAS_NUM_THREADS``,
 ``MKL_NUM_THREADS`` or ``OMP_NUM_THREADS`` before starting Python is a choice
 nodeweave keeps: BLAS is then left alone. So is a ``threadpoolctl.threadpool_limits``

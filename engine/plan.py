@@ -28,6 +28,11 @@ _SINGLE, _LIST, _GENERAL = 0, 1, 2
 # OpenBLAS computes a matrix product on one thread up to m*n*k = 65536 * 4 (its SMP threshold
 # times GEMM_MULTITHREAD_THRESHOLD); a multiply-add is 2 FLOPs.
 _THREADED_BLAS_FLOPS = 2 * 65536 * 4
+# From here a call's costliest product (about 40 ms on one core) is large enough that splitting it
+# between BLAS threads pays even on busy cores: ResNet50 at batch 16 ran in 1.4 s on BLAS' own threads
+# against 2.1 s on one, with two other processes busy; MobileNetV2 at batch 16 (largest product 0.6
+# GFLOPs) gained nothing, and ResNet50 at batch 1 (0.24 GFLOPs) ran unsteadily.
+_LARGE_PRODUCT_FLOPS = 2e9
 
 
 class Step:
@@ -264,9 +269,11 @@ class ExecutionPlan:
         """Inference: flat input arrays in, flat output arrays out. ``masks``
         are the inputs' masks (a flat list, None where an input has none)."""
         batch = np.shape(arrays[0])[0] if arrays and np.ndim(arrays[0]) else 1
-        if batch * self._largest_step_flops_per_sample < _THREADED_BLAS_FLOPS:
-            # BLAS runs every product of this call on one thread anyway: the limit would only cost
-            # its setting and restoring (about 5 us, a fifth of a batch-1 call of a small MLP).
+        largest = batch * self._largest_step_flops_per_sample
+        if largest < _THREADED_BLAS_FLOPS or _LARGE_PRODUCT_FLOPS <= largest < float("inf"):
+            # Too small: BLAS runs every product of this call on one thread anyway, and the limit would
+            # only cost its setting and restoring (about 5 us, a fifth of a batch-1 call of a small
+            # MLP). Large: BLAS' own threads pay (see _LARGE_PRODUCT_FLOPS).
             return self._walk(arrays, training, None, masks)[0]
         with one_blas_thread:
             return self._walk(arrays, training, None, masks)[0]

@@ -111,3 +111,12 @@ def test_an_inference_too_small_for_threaded_blas_leaves_the_setting_alone(three
     model(np.ones((20_000, 6), "float32"))
     assert Probe.seen == [{3}, {1}]
     assert blas_threads_now() == {3}
+
+
+def test_an_inference_with_a_product_of_gigaflops_runs_on_blas_own_threads(three_threads):
+    x = Input((WIDE,))
+    model = Model(x, Probe(WIDE)(x))  # 2 * 512 * 512 FLOPs a sample: past 2 GFLOPs from batches of 3,815
+    model(np.ones((64, WIDE), "float32"))
+    model(np.ones((4_000, WIDE), "float32"))
+    assert Probe.seen == [{1}, {3}]
+    assert blas_threads_now() == {3}

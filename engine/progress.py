@@ -2,6 +2,8 @@
 
 import time
 
+import numpy as np
+
 from engine.callbacks import Callback
 
 
@@ -20,8 +22,10 @@ def _bar_class():
     return tqdm
 
 
-def _format(logs):
-    return " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+def format_logs(logs):
+    """``"loss: 0.1234 - mae: 0.5678"``; a metric with one value per class or
+    threshold (F1Score) shows their mean, as Keras' progress bar does."""
+    return " - ".join(f"{k}: {np.mean(v) if np.ndim(v) else v:.4f}" for k, v in logs.items())
 
 
 class ProgressLogger(Callback):
@@ -47,13 +51,13 @@ class ProgressLogger(Callback):
     def on_train_batch_end(self, batch, logs=None):
         self.seen = batch + 1
         if self.bar is not None:
-            self.bar.set_postfix_str(_format(logs or {}), refresh=False)
+            self.bar.set_postfix_str(format_logs(logs or {}), refresh=False)
             self.bar.update(1)
 
     def on_epoch_end(self, epoch, logs=None):
         elapsed = time.perf_counter() - self.start
         per_step = elapsed / max(self.seen, 1) * 1000
-        summary = f"{elapsed:.2f}s {per_step:.1f}ms/step - {_format(logs or {})}"
+        summary = f"{elapsed:.2f}s {per_step:.1f}ms/step - {format_logs(logs or {})}"
         if self.bar is not None:
             self.bar.set_postfix_str(summary, refresh=True)
             self.bar.close()

@@ -13,7 +13,7 @@ from engine.data_adapter import check_batch_size, check_steps, prepare, unpack_b
 from engine.data_sources import open_source
 from engine.epoch_iterator import EpochIterator
 from engine.metrics import Mean
-from engine.progress import ProgressLogger
+from engine.progress import ProgressLogger, format_logs
 from engine.utils import random_generator
 
 
@@ -521,7 +521,7 @@ class Trainer:
         logs = self._evaluate_data(data, batch_size, callback_list)
         callback_list.on_test_end(logs)
         if _verbosity(verbose):
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            print(format_logs(logs))
         return logs if return_dict else self._ordered_results(logs)
 
     def predict(self, x, batch_size=32, verbose="auto", callbacks=None):

@@ -228,6 +228,21 @@ def test_verbose_modes(capsys):
     assert "Epoch 1/1" in bar and "2/2" in bar and "loss: " in bar
 
 
+def test_a_metric_with_a_value_per_class_shows_their_mean_and_logs_them_all(capsys):
+    from engine.metrics import F1Score
+
+    model = _classifier()
+    x, y = np.random.default_rng(0).standard_normal((8, 3)), np.eye(3)[np.arange(8) % 3]
+    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=[F1Score()])
+    history = model.fit(x, y, epochs=1, batch_size=4, verbose=2)
+    scores = history.history["f1_score"][0]
+    assert np.shape(scores) == (3,)
+    assert f"f1_score: {np.mean(scores):.4f}" in capsys.readouterr().out
+    model.fit(x, y, epochs=1, batch_size=4, verbose=1)  # the bar shows the mean too
+    loss, per_class = model.evaluate(x, y, verbose=1)
+    assert np.shape(per_class) == (3,) and f"f1_score: {np.mean(per_class):.4f}" in capsys.readouterr().out
+
+
 # ------------------------------------------------- empty data, batch sizes, target shapes
 def test_predict_on_zero_samples_returns_empty_outputs_shaped_like_the_model_call():
     model = _two_headed()

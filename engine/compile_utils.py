@@ -223,6 +223,9 @@ class CompiledMetrics(Metric):
                         name = f"{prefix}weighted_{metric.name}"
                     log_name = _unique(name, taken)
                     taken.add(log_name)
+                    # A metric object given to compile may hold the state of an earlier use; the
+                    # reset that starts fit or evaluate ran before it was resolved here.
+                    metric.reset_state()
                     self._entries.append((index, log_name, metric, bool(weighted)))
         self.built = True
 

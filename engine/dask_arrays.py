@@ -25,8 +25,11 @@ import numpy as np
 from engine import tree
 from engine.callbacks import CallbackList
 from engine.data_adapter import check_batch_size
-from engine.metrics import AUC, Mean, Metric, Precision, Recall
+from engine.metrics import AUC, IoU, Mean, Metric, Precision, Recall, Sum
+from engine.metrics.confusion import _ConfusionCount
+from engine.metrics.operating_point import _OperatingPoint
 from engine.pickling import rebuild, reduce_layer
+from engine.progress import format_logs
 
 # The state of the metrics evaluate() can sum over blocks: totals and counts (a Mean's weighted sum
 # of values and sum of weights; weighted confusion counts per threshold). A metric's state over all
@@ -36,6 +39,10 @@ _SUMMED_STATE = {
     AUC: ("true_positives", "false_positives", "true_negatives", "false_negatives"),
     Precision: ("true_positives", "false_positives", "false_negatives"),
     Recall: ("true_positives", "false_positives", "false_negatives"),
+    _OperatingPoint: ("true_positives", "false_positives", "true_negatives", "false_negatives"),
+    _ConfusionCount: ("accumulator",),  # TruePositives and its kin
+    IoU: ("total_cm",),  # and MeanIoU, BinaryIoU, OneHotIoU...: a confusion matrix of weighted counts
+    Sum: ("total",),
 }
 # Held by evaluate() blocks whose model may store losses on its layers (see _may_add_losses).
 _ADDED_LOSSES_LOCK = threading.Lock()
@@ -136,7 +143,7 @@ def evaluate(model, x, y=None, batch_size: int | None = 32, verbose: str | int =
     logs = summed.get_metrics_result()
     callback_list.on_test_end(logs)
     if verbosity:
-        print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        print(format_logs(logs))
     return logs if return_dict else summed._ordered_results(logs)
 
 
@@ -358,7 +365,8 @@ def _summed_state(metric):
     raise ValueError(
         f"evaluate() on Dask arrays cannot compute metric {name!r} ({cls.__name__}): it sums the metric states "
         "of the blocks, which is exact only for states made of totals and counts, those of nodeweave's Mean "
-        "(and the metrics built on it), AUC, Precision and Recall, whose update_state and reset_state it "
+        "(and the metrics built on it), Sum, AUC, Precision, Recall, the confusion counts, the metrics at an "
+        "operating point (PrecisionAtRecall...) and the IoU metrics, whose update_state and reset_state it "
         f"knows. {cls.__name__} keeps a state of its own. Evaluate on NumPy arrays (x.compute()), or compute "
         "the metric from model.predict(x)."
     )

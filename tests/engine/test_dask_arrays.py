@@ -19,7 +19,7 @@ from engine.callbacks import Callback
 from engine.dask_arrays import _batch_aligned
 from engine.functional import Functional
 from engine.losses import MeanSquaredError
-from engine.metrics import AUC
+from engine.metrics import AUC, OneHotMeanIoU, PrecisionAtRecall, TruePositives
 from layers import Dense, concatenate
 from tests.engine.metrics.test_metric import Maximum
 
@@ -201,6 +201,20 @@ def test_evaluate_equals_in_memory_evaluate_on_threads(data):
     assert sorted(logs) == ["accuracy", "auc", "loss", "mae", "weighted_accuracy"]
     assert logs == pytest.approx(expected, rel=RTOL)
     assert as_list == pytest.approx(model.evaluate(x_np, y, verbose=0), rel=RTOL)
+
+
+def test_evaluate_with_counting_metrics_equals_in_memory_evaluate(data):
+    x, x_np, y, weights = data
+    inputs = Input(shape=(FEATURES,))
+    model = Model(inputs, Dense(3, activation="softmax")(inputs))
+    model.compile(loss="categorical_crossentropy", metrics=[
+        TruePositives(thresholds=[0.3, 0.6]), PrecisionAtRecall(0.5), OneHotMeanIoU(num_classes=3)])
+    expected = model.evaluate(x_np, y, sample_weight=weights, verbose=0, return_dict=True)
+    with dask.config.set(scheduler="threads"):
+        logs = model.evaluate(x, y, sample_weight=weights, verbose=0, return_dict=True)
+    assert sorted(logs) == ["loss", "one_hot_mean_io_u", "precision_at_recall", "true_positives"]
+    for name, value in expected.items():
+        np.testing.assert_allclose(logs[name], value, rtol=RTOL)
 
 
 def test_evaluate_with_sample_weights_equals_in_memory_evaluate(data):

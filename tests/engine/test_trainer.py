@@ -370,3 +370,16 @@ def test_inputs_of_different_batch_sizes_raise_one_error_naming_the_model_and_th
                  lambda: model.fit(xs, np.ones((3, 1)), verbose=0)):
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_a_metric_object_used_before_starts_afresh_in_evaluate_as_in_keras():
+    from engine.metrics import TruePositives
+
+    x, y = np.random.default_rng(0).standard_normal((30, 3)), np.eye(3)[np.arange(30) % 3]
+    used = TruePositives()
+    used.update_state(np.ones((9, 1)), np.ones((9, 1)))  # 9 counted before compile
+    model = _classifier()
+    model.compile(loss="categorical_crossentropy", metrics=[used])
+    fresh = TruePositives()
+    fresh.update_state(y, model.predict(x, verbose=0))
+    assert model.evaluate(x, y, verbose=0, return_dict=True)["true_positives"] == float(fresh.result())

@@ -8,14 +8,14 @@ import zipfile
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
 from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
-from engine.keras_format.weights_h5 import keras_variable_paths, load_optimizer_state, opened, read_datasets, size_bound
+from engine.keras_format.weights_h5 import (keras_variable_paths, layer_count, load_optimizer_state, opened,
+                                           read_datasets, size_bound)
 from engine.load_limits import LoadLimits, check_members, read_json_member, weight_budget
 from engine.module import Module
 from engine.registry import loading_scope
 from engine.zip_member import ZipMember
 
 MEMBERS = ("config.json", "metadata.json", "model.weights.h5")
-_MAX_LAYER_NESTING = 64
 
 
 def is_keras_archive(archive: zipfile.ZipFile) -> bool:
@@ -64,7 +64,7 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
         raise ModelFormatError(f"{source!r} holds a {type(model).__name__}, not a functional or Sequential model.")
     paths = keras_variable_paths(model, config)
     compiled = bool(config.get("compile_config"))
-    member = ZipMember(archive, "model.weights.h5", size_bound(paths, _count_layers(config, source), compiled),
+    member = ZipMember(archive, "model.weights.h5", size_bound(paths, layer_count(model), compiled),
                        limits, source, f"the size of the model's {len(paths)} weights"
                        + (" and its optimizer's state" if compiled else ""))
     with opened(member.stream, source) as file:
@@ -106,13 +106,3 @@ def _load_optimizer_state(model, file, member, trainable_in_keras_order, source)
             f"The model of {source!r} loads, but the optimizer state Keras saved with it does not fit optimizer "
             f"{optimizer.name!r}: {problem}. Load it with compile=False and compile it yourself (training then "
             "starts with a fresh optimizer).")
-
-
-def _count_layers(entry, source, depth=0):
-    """How many layers ``entry`` holds, nested models' layers included."""
-    if depth > _MAX_LAYER_NESTING:
-        raise ModelFormatError(f"The models of {source!r} nest deeper than {_MAX_LAYER_NESTING} levels.")
-    layers = entry.get("config", {}).get("layers") if isinstance(entry.get("config"), dict) else None
-    if not isinstance(layers, list):
-        return 1
-    return 1 + sum(_count_layers(item, source, depth + 1) for item in layers if isinstance(item, dict))

@@ -11,10 +11,12 @@ model is compiled, and read into the optimizer of a compiled model.
 
 Reads are bounded as for ``.keras`` archives: the file's size by the
 model's weights and optimizer slots (``weights_h5.size_bound``), and each
-dataset's shape and storage before it is read (``weights_h5``).
+dataset's shape and storage before it is read (``weights_h5``). A
+``.keras`` archive's weights are read in place and its CRC checked
+(``engine.zip_member``) before anything is assigned.
 """
 
-import io
+import contextlib
 import os
 import warnings
 import zipfile
@@ -22,10 +24,11 @@ import zipfile
 from engine.atomic_file import atomic_write
 from engine.errors import ModelFormatError
 from engine.keras_format.archive import MEMBERS
-from engine.keras_format.weights_h5 import load_optimizer_state, opened, read_datasets, size_bound
+from engine.keras_format.weights_h5 import layer_count, load_optimizer_state, opened, read_datasets, size_bound
 from engine.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
-from engine.load_limits import LoadLimits, check_members, read_member
+from engine.load_limits import LoadLimits, check_members
 from engine.module import Module
+from engine.zip_member import ZipMember
 
 SAVE_SUFFIXES = (".weights.h5", ".npz")
 LOAD_SUFFIXES = (".weights.h5", ".keras", ".npz")
@@ -120,15 +123,16 @@ def load_keras_weights(model: Module, path: str | os.PathLike, skip_mismatch: bo
     source = str(path)
     paths = keras_weight_paths(model)
     # A file Keras or we saved from a compiled model also holds the optimizer's slots.
-    bound = size_bound(paths, _layer_count(model), compiled=True)
-    content = _archive_weights(path, bound, model) if source.endswith(".keras") else _file_bytes(path, bound, model)
+    bound = size_bound(paths, layer_count(model), compiled=True)
     optimizer = getattr(model, "optimizer", None) if getattr(model, "_compile_config", None) is not None else None
-    with opened(io.BytesIO(content), source) as file:
-        arrays, problems = read_datasets(file, paths, source)
+    with _weights_stream(path, bound, model) as (stream, member), opened(stream, source) as file:
+        arrays, problems = read_datasets(file, paths, source, member)
         if problems and not skip_mismatch:
             raise ModelFormatError(
                 f"Cannot load the weights of {source!r} into model {model.name!r}: " + " ".join(problems.values())
                 + " Pass skip_mismatch=True to skip the layers that do not fit.")
+        if member is not None:
+            member.verify()  # before the optimizer takes any of it
         if optimizer is not None:
             optimizer.build(model.trainable_weights)
             trainable = {id(variable) for variable in model.trainable_weights}
@@ -153,35 +157,32 @@ def _check_model(model, doing, done):
             "some data (or model.build(input_shape)).")
 
 
-def _layer_count(model):
-    """How many layers ``model`` holds, nested models' included (each has its groups in the file)."""
-    return 1 + sum(_layer_count(layer) if hasattr(type(layer), "plan") else 1 for layer in model.layers)
-
-
-def _file_bytes(path, bound, model):
+@contextlib.contextmanager
+def _weights_stream(path, bound, model):
+    """``(stream, member)``: the open ``.weights.h5`` file and None, or for a
+    ``.keras`` archive its ``model.weights.h5`` as a ``ZipMember`` (read in
+    place; its CRC is checked by ``verify``) and that member; each within
+    ``bound`` bytes."""
+    source = str(path)
     try:
-        with open(path, "rb") as handle:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise ModelFormatError(f"Cannot read weights file {source!r}: {error}") from error
+    with handle:
+        if not source.endswith(".keras"):
             size = handle.seek(0, os.SEEK_END)
             if size > bound:
                 raise ModelFormatError(
-                    f"{str(path)!r} holds {size:,} bytes, more than the {bound:,} that the weights of model "
+                    f"{source!r} holds {size:,} bytes, more than the {bound:,} that the weights of model "
                     f"{model.name!r} and its optimizer's state can take: it is not the weights of this model.")
-            handle.seek(0)
-            return handle.read(size)
-    except OSError as error:
-        raise ModelFormatError(f"Cannot read weights file {str(path)!r}: {error}") from error
-
-
-def _archive_weights(path, bound, model):
-    """The bytes of ``model.weights.h5`` in the ``.keras`` archive ``path``."""
-    source, limits = str(path), LoadLimits()
-    try:
-        archive = zipfile.ZipFile(path)
-    except OSError as error:
-        raise ModelFormatError(f"Cannot read weights file {source!r}: {error}") from error
-    except (zipfile.BadZipFile, EOFError, ValueError) as error:
-        raise ModelFormatError(f"{source!r} is not a Keras archive (not a zip archive: {error}).") from error
-    with archive:
+            yield handle, None
+            return
+        try:
+            archive = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, EOFError, ValueError) as error:
+            raise ModelFormatError(f"{source!r} is not a Keras archive (not a zip archive: {error}).") from error
+        limits = LoadLimits()
         check_members(archive, set(MEMBERS), ("model.weights.h5",), source, limits)
-        return read_member(archive, "model.weights.h5", bound, limits, source,
+        member = ZipMember(archive, "model.weights.h5", bound, limits, source,
                            f"the size of the weights of model {model.name!r} and its optimizer's state")
+        yield member.stream, member

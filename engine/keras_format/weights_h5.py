@@ -85,6 +85,19 @@ def _model_paths(model, entry, prefix, paths, seen):
                 paths[path] = variable
 
 
+def layer_count(model: Module) -> int:
+    """How many layers ``model`` holds, nested models' included (each has its groups in a weight file).
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> layer_count(Model(x, Dense(2)(x)))
+        3
+    """
+    return 1 + sum(layer_count(layer) if hasattr(type(layer), "plan") else 1 for layer in model.layers)
+
+
 def size_bound(paths: dict[str, Variable], layer_count: int, compiled: bool) -> int:
     """The most bytes a ``model.weights.h5`` can take that holds the weights
     ``paths`` of a model of ``layer_count`` layers (each has its groups, even
@@ -291,9 +304,6 @@ def _read_dataset(file, h5py, path, variable, source, member, checked):
     return array
 
 
-_LINK_KINDS = {1: "a soft link", 64: "an external link"}  # h5py.h5l.TYPE_SOFT, TYPE_EXTERNAL; others are user-defined
-
-
 def _check_hard_links(file, h5py, path, source, checked):
     """Every group on ``path``, and the dataset, is reached by a plain (hard)
     link; ``checked`` holds the paths already found so (a layer's groups are on
@@ -308,8 +318,10 @@ def _check_hard_links(file, h5py, path, source, checked):
         except (KeyError, RuntimeError):  # missing: the caller says which weight
             return
         if kind != h5py.h5l.TYPE_HARD:
+            described = {h5py.h5l.TYPE_SOFT: "a soft link", h5py.h5l.TYPE_EXTERNAL: "an external link"}.get(
+                kind, "a user-defined link")
             raise ModelFormatError(
-                f"{prefix!r} in the weights of {source!r} is {_LINK_KINDS.get(kind, 'a user-defined link')}; Keras "
+                f"{prefix!r} in the weights of {source!r} is {described}; Keras "
                 "writes plain groups and datasets, so the file is damaged or made to read something else.")
         checked.add(prefix)
 

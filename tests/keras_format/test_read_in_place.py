@@ -84,3 +84,17 @@ def test_a_weights_file_with_a_user_block_is_refused(members, tmp_path):
     path = _write(tmp_path / "userblock.keras", {**members, "model.weights.h5": buffer.getvalue()})
     with pytest.raises(ModelFormatError, match="starts with a 512-byte user block; Keras writes none"):
         load_model(path)
+
+
+def test_load_weights_refuses_a_damaged_keras_archive_and_keeps_the_model_as_it_was(members, tmp_path):
+    path = _write(tmp_path / "damaged.keras", members)
+    model = load_model(path)
+    before = [weight.numpy().copy() for weight in model.weights]
+    weights = members["model.weights.h5"]
+    archive = bytearray(path.read_bytes())
+    archive[archive.index(weights) + _dataset_offset(weights, "layers/dense_1/vars/0") + 3] ^= 0x01
+    path.write_bytes(bytes(archive))
+    with pytest.raises(ModelFormatError, match="fails its CRC check"):
+        model.load_weights(path)
+    for weight, value in zip(model.weights, before):
+        np.testing.assert_array_equal(weight.numpy(), value)

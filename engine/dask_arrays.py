@@ -25,25 +25,10 @@ import numpy as np
 from engine import tree
 from engine.callbacks import CallbackList
 from engine.data_adapter import check_batch_size
-from engine.metrics import AUC, IoU, Mean, Metric, Precision, Recall, Sum
-from engine.metrics.confusion import _ConfusionCount
-from engine.metrics.operating_point import _OperatingPoint
+from engine.metrics import Metric
 from engine.pickling import rebuild, reduce_layer
 from engine.progress import format_logs
 
-# The state of the metrics evaluate() can sum over blocks: totals and counts (a Mean's weighted sum
-# of values and sum of weights; weighted confusion counts per threshold). A metric's state over all
-# the data is then the sum of its states over the blocks.
-_SUMMED_STATE = {
-    Mean: ("total", "count"),
-    AUC: ("true_positives", "false_positives", "true_negatives", "false_negatives"),
-    Precision: ("true_positives", "false_positives", "false_negatives"),
-    Recall: ("true_positives", "false_positives", "false_negatives"),
-    _OperatingPoint: ("true_positives", "false_positives", "true_negatives", "false_negatives"),
-    _ConfusionCount: ("accumulator",),  # TruePositives and its kin
-    IoU: ("total_cm",),  # and MeanIoU, BinaryIoU, OneHotIoU...: a confusion matrix of weighted counts
-    Sum: ("total",),
-}
 # Held by evaluate() blocks whose model may store losses on its layers (see _may_add_losses).
 _ADDED_LOSSES_LOCK = threading.Lock()
 # The model this process last rebuilt from a _ShippedModel: {token: model}, one entry at most.
@@ -357,16 +342,15 @@ def _summed_state(metric):
     """The names of the state attributes of ``metric`` (a Metric or a Metric
     class) that add up over blocks; a ValueError when its state may not."""
     cls = metric if isinstance(metric, type) else type(metric)
-    if all(getattr(cls, method).__module__.startswith("engine.metrics.") for method in ("update_state", "reset_state")):
-        for base, names in _SUMMED_STATE.items():
-            if issubclass(cls, base):
-                return names
+    if cls.additive_state and all(getattr(cls, method).__module__.startswith("engine.metrics.")
+                                  for method in ("update_state", "reset_state")):
+        return cls.additive_state
     name = getattr(metric, "name", cls.__name__)
     raise ValueError(
         f"evaluate() on Dask arrays cannot compute metric {name!r} ({cls.__name__}): it sums the metric states "
-        "of the blocks, which is exact only for states made of totals and counts, those of nodeweave's Mean "
-        "(and the metrics built on it), Sum, AUC, Precision, Recall, the confusion counts, the metrics at an "
-        "operating point (PrecisionAtRecall...) and the IoU metrics, whose update_state and reset_state it "
-        f"knows. {cls.__name__} keeps a state of its own. Evaluate on NumPy arrays (x.compute()), or compute "
-        "the metric from model.predict(x)."
+        "of the blocks, which is exact only for states made of totals and counts: those of nodeweave's own "
+        "metrics that declare them (Metric.additive_state: Mean and the metrics built on it, Sum, AUC, "
+        "Precision, Recall, the confusion counts, the metrics at an operating point, the IoU metrics), with "
+        f"their own update_state and reset_state. {cls.__name__} keeps a state of its own. Evaluate on NumPy "
+        "arrays (x.compute()), or compute the metric from model.predict(x)."
     )

@@ -118,6 +118,8 @@ def one_or_many(values):
 class _ThresholdMetric(Metric):
     """Precision and Recall: true positives and their two kinds of errors, per threshold."""
 
+    additive_state = ("true_positives", "false_positives", "false_negatives")
+
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
         self.init_thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
@@ -188,6 +190,8 @@ class Recall(_ThresholdMetric):
 
 class _ConfusionCount(Metric):
     """One weighted count of the confusion matrix per threshold, kept in ``accumulator``."""
+
+    additive_state = ("accumulator",)
 
     _COUNT = None  # the index of the count in confusion_counts' result
 

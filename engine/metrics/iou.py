@@ -32,6 +32,8 @@ class IoU(Metric):
         0.3333
     """
 
+    additive_state = ("total_cm",)
+
     _DEFAULT_DTYPE, _DTYPE_KINDS = "int32", "iuf"
 
     def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_true=True,

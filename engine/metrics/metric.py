@@ -36,6 +36,10 @@ class Metric:
 
     # The dtype the state accumulates in by default, and the dtype kinds it may take.
     _DEFAULT_DTYPE, _DTYPE_KINDS = "float32", "f"
+    #: The state attributes that add up over parts of the data (totals and counts): the state
+    #: over all of it is the sum of the parts' states, which evaluate() on Dask arrays relies
+    #: on to sum its blocks. Empty when the state does not add up (a maximum, a running ratio).
+    additive_state = ()
 
     def __init__(self, name=None, dtype=None):
         dtype = dtype or self._DEFAULT_DTYPE

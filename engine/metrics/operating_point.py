@@ -16,6 +16,8 @@ class _OperatingPoint(Metric):
     rate is constrained and which is maximized (``_rates``).
     """
 
+    additive_state = ("true_positives", "false_positives", "true_negatives", "false_negatives")
+
     _CONSTRAINT = None
 
     def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):

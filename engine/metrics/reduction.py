@@ -30,6 +30,8 @@ class Mean(Metric):
         7.0
     """
 
+    additive_state = ("total", "count")
+
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)
         self.reset_state()
@@ -79,6 +81,8 @@ class Sum(Metric):
         >>> m.result()
         7.5
     """
+
+    additive_state = ("total",)
 
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)

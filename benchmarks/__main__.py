@@ -10,7 +10,8 @@ import sys
 from benchmarks.harness import THREADS
 
 BENCHMARKS = ["graph_build", "graph_width", "inference", "memory", "layer_speed", "layer_families", "training", "saving",
-              "hostile_loads", "autodiff", "dask_scoring", "streaming_memory", "keras_apps"]
+              "hostile_loads", "autodiff", "dask_scoring", "streaming_memory", "keras_apps", "repeats",
+              "static_layout", "html_view"]
 
 
 def main(argv):

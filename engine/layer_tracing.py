@@ -19,8 +19,21 @@ import contextvars
 import numpy as np
 
 from engine import tree
-from engine.argument_gradients import ArgumentGradients, by_argument, first_argument_name, route_input_gradients
-from engine.autodiff import GradientTape, Traced, TracingError, paused, record_op, untraced
+from engine.argument_gradients import (
+    ArgumentGradients,
+    by_argument,
+    first_argument_name,
+    forward_arguments,
+    route_input_gradients,
+)
+from engine.autodiff import (
+    GradientTape,
+    Traced,
+    TracingError,
+    paused,
+    record_op,
+    untraced,
+)
 
 # The ``training`` flag of the call of a layer without a hand-written backward
 # in progress: layers called inside it without an explicit ``training=`` follow
@@ -116,7 +129,8 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
     tensors = [leaf for leaf in leaves if _is_array(leaf)]
     plain_args, plain_kwargs = tree.pack_as(arguments, [untraced(leaf) for leaf in leaves])
     with paused():
-        outputs, cache = layer.forward(plain_args[0], *plain_args[1:], training=training, **plain_kwargs)
+        extra, keywords = forward_arguments(layer, plain_args[1:], plain_kwargs)
+        outputs, cache = layer.forward(plain_args[0], *extra, training=training, **keywords)
     flat_outputs = tree.flatten(outputs)
     # The losses the layers inside added (a functional model's add_loss and activity penalties):
     # one more output of the step, whose gradient backward hands on as the losses' seed.

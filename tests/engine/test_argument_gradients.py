@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from engine import ArgumentGradients, GradientTape, Input, Layer, Model, gradient_check
+from engine.utils import set_random_seed
 from layers import Dense, MultiHeadAttention
 
 
@@ -150,3 +151,62 @@ def test_cross_attention_inside_a_traced_layer_trains_its_value_source():
     report = gradient_check(model, [rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 2))])
     assert {"input 1", "memory/kernel", "cross/value/kernel", "cross/key/kernel"} <= set(report.errors)
     assert report.max_error < 1e-6, str(report)
+
+
+def _positional_cases():
+    """(name, build(positional) -> (inputs, output), data): layers whose call takes
+    tensors after ``inputs``, built with those tensors passed positionally or by keyword."""
+    from layers import GRU, LSTM, SimpleRNN, Softmax
+
+    rng = np.random.default_rng(0)
+    sequence, state = rng.random((6, 5, 3), "float32"), rng.random((6, 4), "float32")
+
+    def recurrent(layer_class, states):
+        def build(positional):
+            x, hs = Input(shape=(5, 3)), [Input(shape=(4,)) for _ in range(states)]
+            layer = layer_class(4, name="rnn")
+            return [x, *hs], (layer(x, hs) if positional else layer(x, initial_state=hs))
+        return build, [sequence] + [state] * states
+
+    def softmax(positional):
+        x, mask = Input(shape=(6,)), Input(shape=(6,), dtype="bool")
+        y = Dense(6, name="d")(x)
+        return [x, mask], (Softmax()(y, mask) if positional else Softmax()(y, mask=mask))
+
+    def attention(positional):
+        q, v = Input(shape=(3, 4)), Input(shape=(5, 4))
+        layer = MultiHeadAttention(num_heads=2, key_dim=2, name="mha")
+        return [q, v], (layer(q, v) if positional else layer(q, value=v))
+
+    return [
+        ("LSTM(x, [h0, c0])", *recurrent(LSTM, 2)),
+        ("GRU(x, [h0])", *recurrent(GRU, 1)),
+        ("SimpleRNN(x, [h0])", *recurrent(SimpleRNN, 1)),
+        ("Softmax()(y, mask)", softmax, [rng.random((6, 6), "float32"), rng.random((6, 6)) > 0.3]),
+        ("MultiHeadAttention(q, v)", attention, [rng.random((6, 3, 4), "float32"), rng.random((6, 5, 4), "float32")]),
+    ]
+
+
+@pytest.mark.parametrize("name, build, data", _positional_cases(), ids=[case[0] for case in _positional_cases()])
+def test_tensors_passed_positionally_train_as_when_passed_by_keyword(name, build, data):
+    """forward's parameters may come in another order than call's (LSTM's forward takes
+    training before initial_state): a positional argument still reaches its parameter."""
+    from engine import GradientTape, Model
+
+    trained = []
+    for positional in (True, False):
+        set_random_seed(7)
+        inputs, output = build(positional)
+        model = Model(inputs, output)
+        with GradientTape() as tape:
+            loss = (model(data, training=True) ** 2).sum()
+        gradients = tape.gradient(loss, model.trainable_weights)
+        model.compile(optimizer="sgd", loss="mse")
+        target = np.zeros((6, *output.shape[1:]), "float32")
+        history = model.fit(data, target, epochs=2, batch_size=3, verbose=0).history
+        trained.append((gradients, history["loss"], [w.numpy() for w in model.weights]))
+    (grads_p, loss_p, weights_p), (grads_k, loss_k, weights_k) = trained
+    assert all(g is not None for g in grads_p)
+    for a, b in zip(grads_p + weights_p, grads_k + weights_k):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert loss_p == pytest.approx(loss_k, rel=1e-6)

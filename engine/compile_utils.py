@@ -92,7 +92,7 @@ class CompiledLoss:
         self._resolve(targets, [tensor.shape for tensor in model.outputs])
         for fn, y, tensor, name in zip(self.losses, targets, model.outputs, self.names):
             if fn is not None and y is not None:
-                _check_target_shape(fn, np.shape(y), tensor.shape, name, model.name)
+                _check_target_shape(fn, np.shape(y), tensor, name, model.name)
             if isinstance(fn, SparseCategoricalCrossentropy) and y is not None:
                 classes = tensor.shape[-1]
                 labels = np.asarray(y)
@@ -119,46 +119,90 @@ class CompiledLoss:
             del self._pending[index]
 
 
-def _check_target_shape(loss, received, output_shape, output_name, model_name):
-    """Raises a ValueError when targets of shape ``received`` cannot pair with an
-    output of ``output_shape`` under a built-in ``loss``, as Keras would fail on
-    them (custom losses define their own targets and are not checked)."""
+def _check_target_shape(loss, received, output, output_name, model_name):
+    """Raises a ValueError when targets of shape ``received`` cannot pair with the
+    symbolic ``output`` under a built-in ``loss``, as Keras would fail on them
+    (custom losses define their own targets and are not checked)."""
     from engine import losses
 
-    received = tuple(received)
-    expected = received[:1] + tuple(output_shape[1:])
+    received, output_shape = tuple(received), tuple(output.shape)
+    expected = received[:1] + output_shape[1:]
     labels = (expected[:-1], expected[:-1] + (1,))  # one class index per sample
     looks_sparse = len(expected) > 1 and expected[-1] not in (1, None) and any(_same(received, s) for s in labels)
+    noun, advice = "labels", None
     if isinstance(loss, losses.SparseCategoricalCrossentropy):
         if any(_same(received, s) for s in labels):
             return
-        wanted = f"{labels[0]} or {labels[1]} (one integer class index per sample)"
-        advice = ("For one-hot labels use loss='categorical_crossentropy', or pass labels.argmax(axis=-1)."
-                  if _same(received, expected) else f"Reshape the labels to {labels[0]}.")
+        target, wanted = labels[0], f"{labels[0]} or {labels[1]} (one integer class index per sample)"
+        if _same(received, expected):
+            advice = "For one-hot labels use loss='categorical_crossentropy', or pass labels.argmax(axis=-1)."
     elif isinstance(loss, losses.CategoricalCrossentropy):
         if _same(received, expected):
             return
-        wanted = f"{expected} (one-hot labels, one column per class)"
-        advice = (f"These look like integer class labels: use loss='sparse_categorical_crossentropy', or one-hot "
-                  f"encode them (np.eye({expected[-1]})[labels])." if looks_sparse
-                  else f"Reshape the labels to {expected}.")
+        target, wanted = expected, f"{expected} (one-hot labels, one column per class)"
+        if looks_sparse:
+            advice = (f"These look like integer class labels: use loss='sparse_categorical_crossentropy', or one-hot "
+                      f"encode them (np.eye({expected[-1]})[labels]).")
     elif isinstance(loss, (losses.MeanSquaredError, losses.MeanAbsoluteError, losses.Huber, losses.CosineSimilarity,
                            losses.KLDivergence, losses.BinaryCrossentropy)):
         y, out = _align_ranks(received, expected)
         exact = isinstance(loss, losses.BinaryCrossentropy)
         if len(y) == len(out) and all(_same_axis(a, b, broadcast=not exact) for a, b in zip(y, out)):
             return
-        wanted = f"{expected} (a trailing axis of 1 may be added or dropped)"
-        advice = (f"Targets of shape {received} look like integer class labels: for {expected[-1]} classes "
-                  "use loss='sparse_categorical_crossentropy'; for regression give one target per output value."
-                  if looks_sparse else f"Reshape the targets to {expected}, or give the output their shape.")
+        noun, target, wanted = "targets", expected, f"{expected} (a trailing axis of 1 may be added or dropped)"
+        if looks_sparse:
+            advice = (f"Targets of shape {received} look like integer class labels: for {expected[-1]} classes "
+                      "use loss='sparse_categorical_crossentropy'; for regression give one target per output value.")
     else:
         return
+    if advice is None and _per_sample_axes(received) < len(target) - 1 and not _same_size(received, target):
+        raise ValueError(_output_has_more_axes(loss, received, output, output_name, model_name, noun, wanted))
+    if advice is None:
+        advice = (f"Reshape the {noun} to {target}." if _same_size(received, target) else
+                  f"Give {noun} of shape {target}, or change the model so that its output fits {noun} of shape "
+                  f"{received} (the output comes from {_origin(output)}).")
     raise ValueError(
         f"Targets for output {output_name!r} of model {model_name!r} do not fit its loss {loss.name!r}: expected "
         f"shape {wanted} for an output of shape {output_shape}, but received targets of shape "
         f"{received}. {advice}"
     )
+
+
+def _output_has_more_axes(loss, received, output, output_name, model_name, noun, wanted):
+    """The message for an output with axes its labels lack: the model's fault
+    (typically a forgotten Flatten), not the labels'."""
+    shape = tuple(output.shape)
+    if _per_sample_axes(received) == 0 and len(shape) > 2:
+        pooling = f" or GlobalAveragePooling{len(shape) - 2}D" if len(shape) <= 4 else ""
+        fix = f"To predict one {noun[:-1]} per sample, add a Flatten{pooling} layer before the last Dense layer."
+    else:
+        fix = f"Change the model so that its output has the {noun}' axes, or give {noun} of shape {wanted}."
+    return (
+        f"The output shape of model {model_name!r} does not fit its {noun}: output {output_name!r} has shape "
+        f"{shape}, for which loss {loss.name!r} expects {noun} of shape {wanted}, but received {noun} of shape "
+        f"{received}. The output has more axes than the {noun}: it comes from {_origin(output)}. {fix}"
+    )
+
+
+def _origin(output):
+    """Where a symbolic output's shape comes from: its layer and that layer's inputs."""
+    history = output._keras_history
+    if history is None or history.layer is None:
+        return "the model's call()"
+    layer = history.layer
+    node = layer.inbound_nodes[history.node_index]
+    inputs = ", ".join(str(tuple(tensor.shape)) for tensor in node.input_tensors)
+    return f"layer {layer.name!r} ({type(layer).__name__}) applied to an input of shape {inputs}"
+
+
+def _per_sample_axes(shape):
+    """The axes a sample of ``shape`` has, a trailing axis of 1 not counted."""
+    return len(shape) - 1 - (len(shape) > 1 and shape[-1] == 1)
+
+
+def _same_size(received, target):
+    """Whether a sample of ``received`` holds as many values as one of ``target`` (so a reshape fits it)."""
+    return None not in target and int(np.prod(received[1:])) == int(np.prod(target[1:]))
 
 
 def _align_ranks(y, out):
@@ -446,7 +490,8 @@ def _spread_loss_weights(outputs, loss, loss_weights, specs):
 
 def compile_config(optimizer, loss, metrics, loss_weights, weighted_metrics=None):
     """The compile arguments as JSON-friendly data, for model files."""
-    from engine import losses, metrics as metrics_module, optimizers
+    from engine import losses, optimizers
+    from engine import metrics as metrics_module
 
     def encode(value, module):
         if value is None or isinstance(value, str):

@@ -7,7 +7,7 @@ import pytest
 
 from engine import Input, Model, Sequential
 from engine.utils import set_random_seed
-from layers import BatchNormalization, Dense
+from layers import BatchNormalization, Conv2D, Dense, Flatten, GlobalAveragePooling2D
 from tests.layers.oracle import keras
 
 
@@ -188,9 +188,9 @@ def test_an_exception_during_the_update_leaves_no_weight_half_updated(monkeypatc
 
 
 @pytest.mark.parametrize("problem, message", [
-    (dict(x=np.ones((5, 3)), y=np.zeros(4)), r"Data cardinality is ambiguous: 'x' sizes: \[5\]; 'y' sizes: \[4\]"),
-    (dict(x=np.ones((5, 3)), y=np.array([0, 1, 2, 3, 0])), r"labels must be in \[0, 3\); received label 3"),
-    (dict(x={"wrong": np.ones((5, 3))}, y=np.zeros(5)), r"expects inputs named \['input_layer'\]; received keys \['wrong'\]"),
+    ({"x": np.ones((5, 3)), "y": np.zeros(4)}, r"Data cardinality is ambiguous: 'x' sizes: \[5\]; 'y' sizes: \[4\]"),
+    ({"x": np.ones((5, 3)), "y": np.array([0, 1, 2, 3, 0])}, r"labels must be in \[0, 3\); received label 3"),
+    ({"x": {"wrong": np.ones((5, 3))}, "y": np.zeros(5)}, r"expects inputs named \['input_layer'\]; received keys \['wrong'\]"),
 ])
 def test_bad_training_data_fails_before_any_weight_changes(problem, message):
     model = _classifier()
@@ -239,7 +239,7 @@ def test_a_metric_with_a_value_per_class_shows_their_mean_and_logs_them_all(caps
     assert np.shape(scores) == (3,)
     assert f"f1_score: {np.mean(scores):.4f}" in capsys.readouterr().out
     model.fit(x, y, epochs=1, batch_size=4, verbose=1)  # the bar shows the mean too
-    loss, per_class = model.evaluate(x, y, verbose=1)
+    _loss, per_class = model.evaluate(x, y, verbose=1)
     assert np.shape(per_class) == (3,) and f"f1_score: {np.mean(per_class):.4f}" in capsys.readouterr().out
 
 
@@ -358,6 +358,56 @@ def test_target_shape_errors_say_what_to_do():
         model.train_on_batch(data, np.eye(2)[np.zeros(6, int)])
     with pytest.raises(ValueError, match=r"Targets for output 'head' of model 'net'"):
         model.test_on_batch(data, np.zeros((6, 3)))
+
+
+@pytest.mark.parametrize("loss, noun", [("sparse_categorical_crossentropy", "labels"),
+                                         ("categorical_crossentropy", "labels"), ("mse", "targets")])
+def test_a_forgotten_flatten_is_blamed_on_the_output_and_the_advice_fixes_it(loss, noun):
+    images, labels = np.ones((16, 8, 8, 1), "float32"), np.zeros(16)
+    x = Input(shape=(8, 8, 1), name="image")
+    features = Conv2D(4, 3, name="conv")(x)
+    model = Model(x, Dense(3, activation="softmax", name="head")(features), name="cnn")
+    model.compile(optimizer="sgd", loss=loss)
+    with pytest.raises(ValueError) as error:
+        model.fit(images, labels, verbose=0)
+    message = str(error.value)
+    assert message.startswith(f"The output shape of model 'cnn' does not fit its {noun}: output 'head' has shape "
+                              f"(None, 6, 6, 3), for which loss ")
+    assert f"but received {noun} of shape (16,). The output has more axes than the {noun}: it comes from layer " \
+           "'head' (Dense) applied to an input of shape (None, 6, 6, 4). To predict one " in message
+    assert message.endswith("per sample, add a Flatten or GlobalAveragePooling2D layer before the last Dense layer.")
+    assert "Reshape" not in message
+    for fix in (Flatten(), GlobalAveragePooling2D()):  # either advised layer makes the same labels fit
+        fixed = Model(x, Dense(3, activation="softmax")(fix(features)))
+        fixed.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+        assert len(fixed.fit(images, labels, verbose=0).history["loss"]) == 1
+
+
+def test_an_output_with_more_axes_than_labels_per_step_asks_for_the_labels_axes():
+    x = Input(shape=(5, 4, 2), name="frames")
+    model = Model(x, Dense(3, name="head")(x), name="tagger")
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match=r"^The output shape of model 'tagger' does not fit its labels: output 'head' "
+                                         r"has shape \(None, 5, 4, 3\), .* received labels of shape \(6, 5\)\. The "
+                                         r"output has more axes than the labels: it comes from layer 'head' \(Dense\) "
+                                         r"applied to an input of shape \(None, 5, 4, 2\)\. Change the model so that "
+                                         r"its output has the labels' axes, or give labels of shape \(6, 5, 4\) or "):
+        model.fit(np.ones((6, 5, 4, 2)), np.zeros((6, 5)), verbose=0)
+
+
+def test_reshaping_the_labels_is_advised_only_when_they_hold_the_values_the_output_needs():
+    x = Input(shape=(4,), name="x")
+    model = Model(x, Dense(3, activation="softmax", name="head")(x), name="net")
+    model.compile(optimizer="sgd", loss="categorical_crossentropy")
+    data, one_hot = np.ones((6, 4)), np.eye(3)[np.arange(6) % 3]
+    with pytest.raises(ValueError, match=r"received targets of shape \(6, 1, 3\)\. Reshape the labels to \(6, 3\)\.$"):
+        model.fit(data, one_hot[:, None, :], verbose=0)
+    model.fit(data, one_hot[:, None, :].reshape(6, 3), verbose=0)  # the advice works
+    with pytest.raises(ValueError, match=r"received targets of shape \(6, 4\)\. Give labels of shape \(6, 3\), or "
+                                         r"change the model so that its output fits labels of shape \(6, 4\) \(the "
+                                         r"output comes from layer 'head' \(Dense\) applied to an input of shape "
+                                         r"\(None, 4\)\)\.$"):
+        model.fit(data, np.eye(4)[np.arange(6) % 4], verbose=0)
 
 
 def test_inputs_of_different_batch_sizes_raise_one_error_naming_the_model_and_the_inputs():

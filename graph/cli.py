@@ -1,7 +1,18 @@
-"""The ``nodeweave`` command: the demo, and a viewer for saved model files."""
+"""The ``nodeweave`` command: the demo, and viewers for saved model files.
+
+Errors speak the command line's language: a flag is named as it is typed
+(``--expand-nested``), never as the Python argument behind it.
+"""
 
 import argparse
+import difflib
+import re
 import sys
+from pathlib import Path
+
+from graph._node_data import NAMED as _NODE_DATA
+
+_CLOSE_NAMES = 5  # the layer names a mistyped --layer or --layer-range suggests
 
 
 def _load(args):
@@ -13,18 +24,27 @@ def _load(args):
     try:
         return load_model(args.file, custom_objects=custom_objects, compile=False)
     except ModelFormatError as error:
-        sys.exit(f"nodeweave: {error}")
+        sys.exit(f"nodeweave: {_in_cli_terms(str(error))}")
+
+
+def _in_cli_terms(message):
+    """A loader's message with its advice for Python callers put as the command's flags."""
+    message = re.sub(r"custom_objects=\{'(?:[^']*[>:.])?([^'>:.]*)': [^}]*\}",
+                     r"--custom-objects MODULE (a .py file or module that defines \1)", message)
+    message = message.replace("in custom_objects", "with --custom-objects")
+    return message.replace("load it with safe_mode=False", "load it in Python with load_model(path, safe_mode=False)")
 
 
 def _objects_of(source):
     """``{name: object}`` of the classes and functions that the module ``source``
-    (a ``.py`` file or an importable module name) defines, for ``custom_objects``.
+    (a ``.py`` file or an importable module name) defines, for ``custom_objects``;
+    functions also under ``module:name``, as a model file names them (``__main__:name``
+    too for a ``.py`` file, which a script run directly saves under that name).
     The user names the module on the command line: the file being opened never
     chooses what is imported."""
     import importlib
     import importlib.util
     import inspect
-    from pathlib import Path
 
     path = Path(source)
     try:
@@ -38,8 +58,15 @@ def _objects_of(source):
             module = importlib.import_module(source)
     except ImportError as error:
         sys.exit(f"nodeweave: --custom-objects {source}: {error}. Give a .py file or a module on the Python path.")
-    return {name: value for name, value in vars(module).items()
-            if (inspect.isclass(value) or inspect.isfunction(value)) and value.__module__ == module.__name__}
+    # A file names a function by module and name: a .py file's own when it was saved by a script run directly.
+    prefixes = [module.__name__] + (["__main__"] if path.suffix == ".py" else [])
+    objects = {}
+    for name, value in vars(module).items():
+        if (inspect.isclass(value) or inspect.isfunction(value)) and value.__module__ == module.__name__:
+            objects[name] = value
+            if inspect.isfunction(value):
+                objects.update({f"{prefix}:{name}": value for prefix in prefixes})
+    return objects
 
 
 def _summary(args):
@@ -54,6 +81,8 @@ def _plot(args):
     from graph import plot_model
 
     model = _load(args)
+    if args.layer_range:
+        _check_layer_range(model, args.layer_range, args.file)
     with warnings.catch_warnings(record=True) as caught:  # a bitmap too large is written as SVG, with a warning
         warnings.simplefilter("always")
         try:
@@ -70,13 +99,36 @@ def _plot(args):
         print(f"wrote {args.output}")
 
 
+def _check_layer_range(model, layer_range, file):
+    """Exits naming ``--layer-range`` when one of its patterns matches no
+    top-level layer name (``re.match``, as ``plot_model`` matches them)."""
+    names = [layer.name for layer in model.layers]
+    for pattern in layer_range:
+        if not any(re.match(pattern, name) for name in names):
+            sys.exit(f"nodeweave: --layer-range {' '.join(layer_range)}: no layer name of model {model.name!r} "
+                     f"starts with a match of {pattern!r}.{_closest(pattern, names, file)}")
+
+
+def _view(args):
+    from graph.html_view import save_html
+
+    model = _load(args)
+    output = args.output or f"{Path(args.file).stem}.html"
+    try:
+        save_html(model, output, node_data=args.node_data)
+    except OSError as error:
+        sys.exit(f"nodeweave: cannot write -o {output}: {error.strerror or error}.")
+    print(f"wrote {output}")
+
+
 def _inspect(args):
     model = _load(args)
     layers = model.layers
     if args.layer is not None:
         names = [layer.name for layer in layers]
         if args.layer not in names:
-            sys.exit(f"nodeweave: model {model.name!r} has no layer {args.layer!r}; its layers are {names}.")
+            sys.exit(f"nodeweave: model {model.name!r} has no layer {args.layer!r}."
+                     f"{_closest(args.layer, names, args.file)}")
         layers = [model.get_layer(args.layer)]
     steps = model.plan.steps
     for layer in layers:
@@ -91,7 +143,53 @@ def _inspect(args):
         print(f"  outbound: {', '.join(outbound) or '-'}")
 
 
-def main(argv=None):
+def _closest(name, names, file):
+    """The sentence that follows an unknown layer name: the closest few names and how to list them all."""
+    close = [repr(match) for match in difflib.get_close_matches(name, names, n=_CLOSE_NAMES)]
+    if len(close) > 1:
+        close[-2:] = [f"{close[-2]} or {close[-1]}"]
+    guess = f" Did you mean {', '.join(close)}?" if close else " No layer name is close to it."
+    return f"{guess} It has {len(names)} layers; `nodeweave inspect {file}` lists them."
+
+
+def _positive_int(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer (how many levels of nested models to "
+                                         f"expand), received {text!r}")
+    return int(text)
+
+
+def _pattern(text):
+    try:
+        re.compile(text)
+    except re.error as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid regular expression ({error}); put a "
+                                         "backslash before a character that should match itself") from None
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the ``nodeweave`` command with ``argv`` (default: the command line).
+
+    Args:
+        argv: the arguments after the program name.
+
+    Returns:
+        0 on success; errors exit with a message naming the command's flags.
+
+    Example:
+        >>> import os, tempfile
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.nw")
+        >>> Model(x, Dense(2, name="d")(x)).save(path)
+        >>> main(["inspect", path, "--layer", "d"])
+        d (Dense)
+          call 0: inbound x[0][0]
+          outbound: -
+        0
+    """
     parser = argparse.ArgumentParser(prog="nodeweave", description="nodeweave: layer graphs on NumPy.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="train the digits CNN and show its graph (the README's main job)")
@@ -115,21 +213,32 @@ def main(argv=None):
     plot.add_argument("--rankdir", default="TB", choices=["TB", "LR", "BT", "RL"], help="layout direction")
     plot.add_argument("--dpi", type=int, default=96, help="resolution of bitmap outputs (PNG, JPEG...); SVG and PDF "
                       "are drawn at 72")
-    plot.add_argument("--layer-range", nargs=2, metavar=("FIRST", "LAST"), help="draw only the layers from FIRST "
-                      "to LAST (names or regular expressions)")
-    plot.add_argument("--max-depth", type=int, help="with --expand-nested, how many levels of nested models to expand")
+    plot.add_argument("--layer-range", nargs=2, type=_pattern, metavar=("FIRST", "LAST"),
+                      help="draw only the layers from FIRST to LAST (names or regular expressions)")
+    plot.add_argument("--max-depth", type=_positive_int, help="with --expand-nested, how many levels of nested "
+                      "models to expand")
     plot.set_defaults(run=_plot)
+
+    view = commands.add_parser("view", help="write the interactive HTML view of a saved model (.nw or Keras "
+                               ".keras): one self-contained file, opened in any browser")
+    view.add_argument("file")
+    view.add_argument("-o", "--output", help="output file (default: FILE's name with .html, here)")
+    view.add_argument("--node-data", choices=_NODE_DATA, help="colour the boxes by this number per layer")
+    view.set_defaults(run=_view)
 
     inspect = commands.add_parser("inspect", help="show the inbound and outbound links of a saved model's layers")
     inspect.add_argument("file")
     inspect.add_argument("--layer", help="only this layer")
     inspect.set_defaults(run=_inspect)
 
-    for command in (summary, plot, inspect):
+    for command in (summary, plot, view, inspect):
         command.add_argument("--custom-objects", action="append", metavar="MODULE",
                              help="a .py file or module whose classes and functions the model file names (its own "
                                   "layers), as load_model(custom_objects=...); may be repeated")
     args = parser.parse_args(argv)
+    if args.command == "plot" and args.max_depth is not None and not args.expand_nested:
+        plot.error(f"--max-depth {args.max_depth} says how many levels of nested models --expand-nested expands, "
+                   "but --expand-nested is not given: add --expand-nested, or leave --max-depth out")
     if args.command == "demo":
         from graph.demo import run_demo
 

@@ -1,4 +1,5 @@
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,11 +47,51 @@ def test_bad_files_and_layers_exit_with_a_message(model_file, tmp_path):
     broken.write_bytes(b"not a model")
     with pytest.raises(SystemExit, match="nodeweave: .*not a zip archive"):
         main(["summary", str(broken)])
-    with pytest.raises(SystemExit, match="has no layer 'nope'; its layers are"):
+    with pytest.raises(SystemExit, match="has no layer 'nope'. No layer name is close to it. It has 5 layers"):
         main(["inspect", str(model_file), "--layer", "nope"])
 
 
-@pytest.mark.parametrize("command", [[], ["summary"], ["plot"], ["inspect"], ["demo"]])
+def test_a_mistyped_layer_gets_the_closest_names_and_the_count_not_every_name(tmp_path):
+    x = Input(shape=(2,), name="x")
+    y = x
+    for index in range(150):
+        y = Dense(2, name=f"block_{index}_dense")(y)
+    path = tmp_path / "deep.nw"
+    Model(x, y, name="deep").save(path)
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", str(path), "--layer", "block_7_dnse"])
+    message = str(info.value.code)
+    assert message.startswith("nodeweave: model 'deep' has no layer 'block_7_dnse'. Did you mean 'block_7_dense'")
+    assert 2 <= message.count("_dense'") <= 5 and "block_149_dense" not in message
+    assert message.endswith(f"It has 151 layers; `nodeweave inspect {path}` lists them.")
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--max-depth", "2"], "--max-depth 2 says how many levels of nested models --expand-nested expands"),
+    (["--max-depth", "0", "--expand-nested"], "argument --max-depth: expected a positive integer"),
+    (["--layer-range", "sh(", "head"], "argument --layer-range: 'sh(' is not a valid regular expression"),
+])
+def test_plot_argument_errors_name_the_flags(model_file, tmp_path, capsys, flags, expected):
+    with pytest.raises(SystemExit) as info:
+        main(["plot", str(model_file), "-o", str(tmp_path / "g.dot"), *flags])
+    error = capsys.readouterr().err
+    assert info.value.code == 2 and error.startswith("usage: nodeweave plot") and expected in error
+    assert not re.search(r"\b(expand_nested|max_depth|layer_range)\b", error)
+    assert not (tmp_path / "g.dot").exists()
+
+
+def test_a_layer_range_matching_no_layer_names_the_flag_and_the_closest_layers(model_file, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        main(["plot", str(model_file), "-o", str(tmp_path / "g.dot"), "--layer-range", "shraed", "head"])
+    message = info.value.code
+    assert message.startswith("nodeweave: --layer-range shraed head: no layer name of model 'saved' starts with a "
+                              "match of 'shraed'. Did you mean 'shared'")
+    assert message.endswith(f"It has 5 layers; `nodeweave inspect {model_file}` lists them.")
+    main(["plot", str(model_file), "-o", str(tmp_path / "g.dot"), "--layer-range", "sh.r", "head"])
+    assert "shared" in (tmp_path / "g.dot").read_text()
+
+
+@pytest.mark.parametrize("command", [[], ["summary"], ["plot"], ["view"], ["inspect"], ["demo"]])
 def test_console_script_has_help_for_every_command(command):
     script = Path(sys.executable).parent / "nodeweave"
     result = subprocess.run([str(script), *command, "--help"], capture_output=True, text=True, check=True)
@@ -76,8 +117,10 @@ def test_a_model_with_the_users_own_layer_opens_with_custom_objects(tmp_path, ca
     a = Input(shape=(3,), name="a")
     path = tmp_path / "custom.nw"
     Model(a, Dense(2, name="head")(module.Doubling(name="twice")(a)), name="custom").save(path)
-    with pytest.raises(SystemExit, match="Doubling.*custom_objects"):
+    with pytest.raises(SystemExit) as info:
         main(["summary", str(path)])
+    assert "--custom-objects MODULE (a .py file or module that defines Doubling)" in info.value.code
+    assert "custom_objects" not in info.value.code
     main(["summary", str(path), "--custom-objects", str(source)])
     assert "twice (Doubling)" in capsys.readouterr().out
     monkeypatch.syspath_prepend(str(tmp_path))  # a module name is imported from the Python path
@@ -86,3 +129,19 @@ def test_a_model_with_the_users_own_layer_opens_with_custom_objects(tmp_path, ca
     assert capsys.readouterr().out.splitlines()[:2] == ["twice (Doubling)", "  call 0: inbound a[0][0]"]
     with pytest.raises(SystemExit, match="--custom-objects no_such_module_here: No module named"):
         main(["inspect", str(path), "--custom-objects", "no_such_module_here"])
+
+
+def test_a_lambda_saved_by_a_script_opens_with_that_script_as_custom_objects(tmp_path, capsys):
+    script = tmp_path / "make_model.py"
+    script.write_text("from engine import Input, Model\nfrom layers import Lambda\n\n\ndef square(x):\n"
+                      "    return x * x\n\n\nif __name__ == '__main__':\n    a = Input(shape=(3,), name='a')\n"
+                      "    Model(a, Lambda(square, name='sq')(a)).save('squares.nw')\n")
+    subprocess.run([sys.executable, str(script)], cwd=tmp_path, check=True)
+    path = tmp_path / "squares.nw"
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", str(path)])
+    assert "uses the function '__main__:square'" in info.value.code
+    assert "--custom-objects MODULE (a .py file or module that defines square)" in info.value.code
+    assert "load it in Python with load_model(path, safe_mode=False)" in info.value.code
+    main(["inspect", str(path), "--layer", "sq", "--custom-objects", str(script)])
+    assert capsys.readouterr().out.splitlines() == ["sq (Lambda)", "  call 0: inbound a[0][0]", "  outbound: -"]

@@ -345,7 +345,9 @@ class Trainer:
             batch_size: samples per gradient step (None: 32, or one pass per
                 epoch with ``steps_per_epoch``, as Keras).
             epochs: the epoch to end at: training runs epochs ``initial_epoch`` to ``epochs - 1``.
-            verbose: 0 silent, 1 a progress bar, 2 one line per epoch ("auto": 1).
+            verbose: 0 silent, 1 a live progress bar in a terminal or a notebook
+                with ipywidgets (elsewhere: one line per epoch, as in a log),
+                2 one line per epoch ("auto": 1).
             callbacks: Callback objects called during training.
             validation_split: the fraction of the samples (the last ones,
                 before shuffling) held out to validate on after each epoch;

@@ -192,14 +192,20 @@ class ExecutionPlan:
         return calls[0] if len(calls) == 1 else None
 
     def _raise_disconnected(self, tensor, walk):
+        """Raises for an input ``tensor`` that is not a model input, naming the
+        layers through which the output being walked depends on it: the nodes
+        the walk is inside of, outermost (the output's) first."""
         output = walk.output
-        reached = sorted({n.outbound_layer.name for n in walk.order})
+        found = f"input {tensor.name!r} (layer {tensor._keras_history.layer.name!r})"
+        if walk.visiting:
+            path = [tensor._keras_history.layer] + [node.outbound_layer for node in reversed(walk.visiting.values())]
+            found = f"it depends on {found} through {' -> '.join(layer.name for layer in path)}, and that input is not"
+        else:
+            found = f"it is {found} itself, which is not"
         raise ValueError(
             f"Output tensor {output.name!r} (from layer {output._keras_history.layer.name!r}) is not "
-            f"reachable from the model inputs {[t.name for t in self.inputs]}: walking back from it "
-            f"reached input {tensor.name!r} (layer {tensor._keras_history.layer.name!r}), which is not "
-            f"one of them. Layers reached: {reached}. Add {tensor.name!r} to the model's inputs, or "
-            "build the output from the given inputs."
+            f"reachable from the model inputs {[t.name for t in self.inputs]}: {found} one of them. "
+            f"Add {tensor.name!r} to the model's inputs, or build the output from the given inputs."
         )
 
     def _order_nodes(self):
@@ -212,7 +218,7 @@ class ExecutionPlan:
             while stack:
                 node, expanded = stack.pop()
                 if expanded:
-                    walk.visiting.discard(id(node))
+                    del walk.visiting[id(node)]
                     walk.done.add(id(node))
                     walk.order.append(node)
                     continue
@@ -220,7 +226,7 @@ class ExecutionPlan:
                     continue
                 if id(node) in walk.visiting:
                     raise ValueError(f"The graph has a cycle through layer {node.outbound_layer.name!r}.")
-                walk.visiting.add(id(node))
+                walk.visiting[id(node)] = node
                 stack.append((node, True))
                 for tensor in reversed(node.input_tensors):
                     parent = self._producer(tensor, walk)
@@ -435,12 +441,14 @@ class Tape:
 
 
 class _Walk:
-    """State of one graph mapping: the output being walked and the nodes seen."""
+    """State of one graph mapping: the output being walked, the nodes done and
+    the nodes the walk is inside of (``visiting``, by id in the order entered:
+    the path from the output to the node being walked)."""
 
     def __init__(self, input_ids):
         self.input_ids = input_ids
         self.output = None
-        self.done, self.visiting, self.order = set(), set(), []
+        self.done, self.visiting, self.order = set(), {}, []
 
 
 def _argument_masks(layer, args, kwargs):

@@ -42,6 +42,27 @@ def test_seed_000_simple_dense_builds_lazily_on_numpy():
     assert [w.path for w in layer.weights] == ["simple_dense/variable_0", "simple_dense/variable_1"]
 
 
+def test_unnamed_weights_are_counted_in_their_layer_so_a_saved_model_loads_anywhere(tmp_path):
+    # Keras 3 counts unnamed weights across the process (variable, variable_1, ..., then variable_2 in the next
+    # layer); a .nw file keeps weights by name, so here each layer counts its own and a rebuild names them again.
+    class Affine(Layer):
+        def build(self, input_shape):
+            self.scale = self.add_weight(shape=(input_shape[-1],), initializer="random_normal")
+            self.shift = self.add_weight(shape=(input_shape[-1],), initializer="random_normal")
+
+        def call(self, inputs):
+            return inputs * self.scale + self.shift
+
+    x = Input(shape=(2,))
+    model = Model(x, Affine()(x))
+    path = tmp_path / "affine.nw"
+    model.save(path)
+    SimpleDense(1)(np.ones((1, 2)))  # more unnamed weights made in between
+    loaded = load_model(path, custom_objects={"Affine": Affine})
+    assert [w.path.rsplit("/", 1)[1] for w in loaded.weights] == ["variable_0", "variable_1"]
+    np.testing.assert_array_equal(loaded(np.ones((1, 2))), model(np.ones((1, 2))))
+
+
 def test_seed_000_simple_dense_works_symbolically_without_compute_output_shape():
     x = Input(shape=(3,))
     y = SimpleDense(5)(x)

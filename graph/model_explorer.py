@@ -1,0 +1,177 @@
+"""to_model_explorer: a model's graph as Model Explorer's graph JSON, for graphs too big for anything else.
+
+Model Explorer (google-ai-edge/model-explorer; ``pip install
+ai-edge-model-explorer``, then ``model-explorer graph.json``) draws namespaces
+as groups that open on demand and lays out only the group opened, so a graph of
+tens of thousands of calls opens there. The JSON is a GraphCollection of its
+``model_explorer.graph_builder`` dataclasses (GraphCollection, Graph,
+GraphNode, IncomingEdge, KeyValue, MetadataItem) as ``dataclasses.asdict``
+writes them, without the fields nodeweave has nothing for:
+
+- one GraphNode per call, the calls of nested models included (the nested
+  models themselves are namespaces): ``id`` is the call's key of
+  ``graph._walk`` (``outer[0]/inner[0]/dense[1]``), ``label`` its layer's class,
+  ``namespace`` the path of the nested models around it (``outer/inner``; by
+  call, ``outer[1]``, for a model called more than once), with a run of
+  identical blocks as one more component, its first call's name and the count
+  (``conv2_block1_1_conv_x3``);
+- ``attrs``: the qualified layer name, class, config (each entry in short),
+  output shapes, parameters (on a shared layer's first call only) and FLOPs at
+  batch size 1 from ``graph.profile``;
+- ``incomingEdges``: one per tensor read; ``sourceNodeOutputId`` is the
+  tensor's index among its call's outputs, ``targetNodeInputId`` its position
+  among the reader's inputs;
+- ``outputsMetadata``: each output's ``shape`` and ``dtype``, which Model
+  Explorer can show on the edges;
+- ``groupNodeAttributes``: what each group is (a nested model, a run), and the
+  model's totals under the empty namespace, shown when nothing is selected.
+"""
+
+import json
+import os
+
+from graph._format import shapes_text
+from graph._repeats import find_runs
+from graph._scene import _Names
+from graph._walk import walk
+from graph.profiler import profile
+
+_LONGEST = 200  # characters of a config value shown; a vocabulary or a weight list is cut there
+_OWN_KEYS = ("name", "class_name", "output_shapes", "params", "flops")  # config entries with these keys are left out
+
+
+def to_model_explorer(model, collapse_repeats=True) -> dict:
+    """Returns the graph of ``model`` as Model Explorer's graph JSON (a GraphCollection).
+
+    Args:
+        model: a functional model (``Model(inputs, outputs)`` or a Sequential
+            model whose input shape is known).
+        collapse_repeats: put each run of identical blocks (as ``plot_model``
+            finds them) in a namespace of its own, ``<first name>_x<count>``,
+            which Model Explorer shows as one group until it is opened.
+
+    Returns:
+        A dict ready for ``json.dump``: ``{"label": model name, "graphs": [graph]}``.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> collection = to_model_explorer(Model(x, Dense(2, name="d")(x), name="m"))
+        >>> node = collection["graphs"][0]["nodes"][1]
+        >>> node["id"], node["label"], node["incomingEdges"]
+        ('d[0]', 'Dense', [{'sourceNodeId': 'x[0]', 'sourceNodeOutputId': '0', 'targetNodeInputId': '0'}])
+        >>> [(item["key"], item["value"]) for item in node["attrs"] if item["key"] in ("units", "params", "flops")]
+        [('units', '2'), ('params', '8'), ('flops', '14')]
+    """
+    graph = walk(model, expand_nested=True)
+    names = _Names(graph, per_call=True)
+    costs = profile(model)
+    flops = {row["node"]: row["flops"] for row in costs.rows}
+    total = ("≥ " if costs.uncounted["flops"] else "") + str(costs.totals["flops"])
+    groups = {"": {"name": model.name, "class_name": type(model).__name__, "params": str(model.count_params()),
+                   "flops": total}}
+    namespaces = _namespaces(graph, names, groups, collapse_repeats)
+    incoming = {}
+    for _, target, link in graph.edges("node"):
+        reader, index = link.reader
+        incoming.setdefault(target, []).append({
+            "sourceNodeId": link.source.node_key,
+            "sourceNodeOutputId": str(link.tensor._keras_history.tensor_index),
+            # A nested model's InputLayer reads the tensor fed to the model as its only input.
+            "targetNodeInputId": str(index if reader is link.target.node else 0),
+        })
+    nodes, first_calls = [], {}
+    for call in graph.calls:
+        if call.expanded:
+            continue
+        first = first_calls.setdefault(id(call.layer), call.node_key)
+        attrs = [("name", call.layer_key), ("class_name", type(call.layer).__name__), *_config(call.layer),
+                 ("output_shapes", shapes_text(call.outputs)),
+                 ("params", str(call.layer.count_params()) if first == call.node_key else f"shared with {first}")]
+        if call.node_key in flops:  # a nested model's InputLayer passes its input on: profile leaves it out
+            cost = flops[call.node_key]
+            attrs.append(("flops", "unknown" if cost is None else str(cost)))
+        nodes.append({
+            "id": call.node_key,
+            "label": type(call.layer).__name__,
+            "namespace": namespaces[id(call)],
+            "attrs": [{"key": key, "value": value} for key, value in attrs],
+            "incomingEdges": incoming.get(call.node_key, []),
+            "outputsMetadata": [{"id": str(index), "attrs": [{"key": "shape", "value": str(tensor.shape)},
+                                                             {"key": "dtype", "value": str(tensor.dtype)}]}
+                                for index, tensor in enumerate(call.outputs)],
+        })
+    return {"label": model.name, "graphs": [{"id": model.name, "nodes": nodes, "groupNodeAttributes": groups}]}
+
+
+def save_model_explorer(model, path, collapse_repeats=True) -> None:
+    """Writes ``to_model_explorer(model)`` to the JSON file ``path``, to open in Model Explorer.
+
+    Args:
+        model: a functional model (``Model(inputs, outputs)`` or a built Sequential).
+        path: the file to write (``model.json``); open it with ``model-explorer
+            model.json``, or from Model Explorer's page.
+        collapse_repeats: as for ``to_model_explorer``.
+
+    Example:
+        >>> import json, os, tempfile
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.json")
+        >>> save_model_explorer(Model(x, Dense(2)(x), name="m"), path)
+        >>> with open(path, encoding="utf-8") as file:
+        ...     json.load(file)["label"]
+        'm'
+    """
+    collection = to_model_explorer(model, collapse_repeats=collapse_repeats)
+    with open(os.fspath(path), "w", encoding="utf-8") as file:
+        json.dump(collection, file, ensure_ascii=False, separators=(",", ":"))
+
+
+def _namespaces(graph, names, groups, collapse_repeats):
+    """The namespace of each call drawn, by ``id(call)``; adds each group's attributes to ``groups``."""
+    namespaces = {}  # id(call) -> its namespace; for an expanded nested model, the namespace of its calls
+    sequences = {}  # id of the container (None: the model) -> its calls drawn, in execution order
+    for call in graph.calls:
+        outer = "" if call.container is None else namespaces[id(call.container)]
+        if not call.expanded:
+            namespaces[id(call)] = outer
+            sequences.setdefault(id(call.container) if call.container else None, []).append(call)
+            continue
+        namespaces[id(call)] = _join(outer, names.of(call))
+        groups[namespaces[id(call)]] = {"name": call.layer_key, "class_name": type(call.layer).__name__,
+                                        "params": str(call.layer.count_params())}
+    if collapse_repeats:
+        for calls in sequences.values():
+            for run in find_runs(calls, graph.links, "node"):
+                first, last = run.blocks[0], run.blocks[-1]
+                namespace = _join(namespaces[id(first[0])], f"{names.of(first[0])}_x{len(run.blocks)}")
+                layers = {id(call.layer): call.layer for block in run.blocks for call in block}
+                groups[namespace] = {"blocks": str(len(run.blocks)), "first": names.of(first[0]),
+                                     "last": names.of(last[-1]),
+                                     "params": str(sum(layer.count_params() for layer in layers.values()))}
+                namespaces.update((id(call), namespace) for block in run.blocks for call in block)
+    return namespaces
+
+
+def _join(namespace, name):
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _config(layer):
+    """The layer's config but its name, ``(key, value in short)``: an initializer or
+    other object by its class name, a long value cut, None values left out."""
+    try:
+        config = layer.get_config()
+    except NotImplementedError:
+        return []
+    return [(key, _short(value)) for key, value in config.items() if key not in _OWN_KEYS and value is not None]
+
+
+def _short(value):
+    if isinstance(value, dict) and "class_name" in value:
+        return str(value["class_name"])
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _LONGEST else f"{text[:_LONGEST]}… ({len(text):,} characters)"

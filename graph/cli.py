@@ -116,6 +116,8 @@ def _view(args):
     output = args.output or f"{Path(args.file).stem}.html"
     try:
         save_html(model, output, node_data=args.node_data)
+    except ValueError as error:
+        sys.exit(f"nodeweave: {error}")
     except OSError as error:
         sys.exit(f"nodeweave: cannot write -o {output}: {error.strerror or error}.")
     print(f"wrote {output}")

@@ -145,3 +145,24 @@ def test_a_lambda_saved_by_a_script_opens_with_that_script_as_custom_objects(tmp
     assert "load it in Python with load_model(path, safe_mode=False)" in info.value.code
     main(["inspect", str(path), "--layer", "sq", "--custom-objects", str(script)])
     assert capsys.readouterr().out.splitlines() == ["sq (Lambda)", "  call 0: inbound a[0][0]", "  outbound: -"]
+
+
+def test_view_writes_the_html_view_next_to_where_it_runs(model_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    main(["view", str(model_file)])
+    assert capsys.readouterr().out == "wrote saved.html\n"
+    page = (tmp_path / "saved.html").read_text(encoding="utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html") and "shared" in page and "head" in page
+
+
+def test_view_passes_node_data_and_the_output_to_save_html(model_file, tmp_path, monkeypatch, capsys):
+    import graph.html_view
+
+    calls = []
+    monkeypatch.setattr(graph.html_view, "save_html", lambda model, path, **options: calls.append((model, path, options)))
+    main(["view", str(model_file), "-o", str(tmp_path / "g.html"), "--node-data", "flops"])
+    (model, path, options), = calls
+    assert model.name == "saved" and path == str(tmp_path / "g.html") and options == {"node_data": "flops"}
+    with pytest.raises(SystemExit):
+        main(["view", str(model_file), "--node-data", "watts"])
+    assert "argument --node-data: invalid choice: 'watts'" in capsys.readouterr().err

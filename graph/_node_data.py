@@ -89,13 +89,15 @@ def fill_colour(value, low, high) -> str:
 
 
 def legend_stops(low, high, count=5) -> list[tuple[float, str]]:
-    """``count`` values from ``low`` to ``high``, evenly spaced on the scale, with their colours.
+    """``count`` values from ``low`` to ``high``, evenly spaced on the scale, with their colours
+    (whole numbers when ``low`` and ``high`` are: counts of parameters or FLOPs).
 
     Example:
-        >>> [value for value, _ in legend_stops(0, 99, count=3)]
-        [0.0, 9.0, 99.0]
+        >>> [value for value, _ in legend_stops(0, 999, count=4)]
+        [0.0, 9.0, 99.0, 999.0]
     """
     logarithmic = low >= 0
+    whole = float(low).is_integer() and float(high).is_integer()  # counts stay counts in the legend
     stops = []
     for i in range(count):
         fraction = i / (count - 1)
@@ -103,7 +105,7 @@ def legend_stops(low, high, count=5) -> list[tuple[float, str]]:
             value = 10 ** (math.log10(1 + low) + fraction * (math.log10(1 + high) - math.log10(1 + low))) - 1
         else:
             value = low + fraction * (high - low)
-        value = float(round(value, 6))
+        value = float(round(value) if whole else round(value, 6))
         stops.append((value, fill_colour(value, low, high)))
     return stops
 

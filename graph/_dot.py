@@ -14,7 +14,7 @@ import html
 
 import graphviz
 
-from graph._scene import build_scene
+from graph._scene import build_scene, format_value
 
 _FONT = "Helvetica"
 _MUTED = "gray40"
@@ -117,19 +117,6 @@ def _legend_table(legend):
                    for value, colour in legend.stops)
     return (f'<<table border="0" cellborder="1" cellspacing="0" cellpadding="4">'
             f'<tr><td colspan="2"><b>{html.escape(legend.title)}</b></td></tr>{rows}</table>>')
-
-
-def format_value(value) -> str:
-    """A legend's number, short: ``950``, ``1.23k``, ``3.4M``, ``25G``.
-
-    Example:
-        >>> format_value(950), format_value(1234), format_value(3.4e6), format_value(0.25)
-        ('950', '1.23k', '3.4M', '0.25')
-    """
-    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value:.3g}"
 
 
 def _title_id(key):

@@ -249,3 +249,16 @@ def _outside_label(link, names, show_shapes):
     if show_shapes:
         lines += (((str(link.tensor.shape), False),),)
     return lines
+
+
+def format_value(value) -> str:
+    """A legend's number, short: ``950``, ``1.23k``, ``3.4M``, ``25G``.
+
+    Example:
+        >>> format_value(950), format_value(1234), format_value(3.4e6), format_value(0.25)
+        ('950', '1.23k', '3.4M', '0.25')
+    """
+    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}"

@@ -1,18 +1,25 @@
-"""plot_model and model_to_dot: a model's graph drawn with graphviz.
+"""plot_model, model_to_dot and static_svg: a model's graph drawn as a picture.
 
 The model is read by ``graph._walk.walk``, the boxes a big graph needs are
-chosen here (``layer_range``, ``max_depth``), ``graph._dot`` draws them and
-``graph._render`` runs graphviz.
+chosen here (``layer_range``, ``max_depth``) and ``graph._scene`` decides what
+the picture shows. graphviz's ``dot`` draws it where it is installed
+(``graph._dot`` writes the DOT, ``graph._render`` runs ``dot``); elsewhere the
+built-in layout does (``graph._layout``, ``graph._svg``).
 """
 
 import difflib
 import os
 import re
+import shutil
 
 import graphviz
 
-from graph._dot import graph_to_dot
-from graph._render import write
+from graph._dot import scene_to_dot
+from graph._layout import layout_scene
+from graph._node_data import node_values
+from graph._render import BUILT_IN_FORMATS, pipe, write, write_built_in
+from graph._scene import build_scene
+from graph._svg import layout_to_svg
 from graph._walk import walk
 
 _RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -23,7 +30,7 @@ _NAMES_LISTED = 20  # the layer names an unmatched layer_range lists
 def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB",
                  expand_nested=False, dpi=None, show_layer_activations=False, show_trainable=False,
                  show_params=False, per_call=False, layer_range=None, max_depth=None,
-                 collapse_repeats=False) -> graphviz.Digraph:
+                 collapse_repeats=False, node_data=None) -> graphviz.Digraph:
     """Returns the graph of ``model`` as a ``graphviz.Digraph``, without rendering it.
 
     One box per layer (or per call, with ``per_call``) and one edge per tensor
@@ -67,14 +74,21 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
             and only that output is read outside a block) and alike call by
             call: layer class, config apart from the name, shapes and wiring
             (see ``graph._repeats``).
+        node_data: colour each box by a number, on one light-to-dark scale,
+            with a legend: ``"params"``, ``"flops"``, ``"activation_bytes"``
+            or ``"weight_bytes"`` (from ``graph.profile`` at batch 1), or a
+            mapping from layer keys (``"dense"``, ``"outer/inner/dense"``) or
+            call keys (``"dense[1]"``) to numbers. Boxes without a number stay
+            white. None (the default) colours nothing.
 
     Returns:
         A ``graphviz.Digraph``; ``.source`` is the DOT text.
 
     Raises:
         ValueError: for an unknown ``rankdir``, a ``layer_range`` that is not
-            two strings or matches no layer, or a ``max_depth`` that is not a
-            positive integer or comes without ``expand_nested``.
+            two strings or matches no layer, a ``max_depth`` that is not a
+            positive integer or comes without ``expand_nested``, or a
+            ``node_data`` that is no known name or names no layer or call.
 
     Example:
         >>> from engine import Input, Model
@@ -85,36 +99,83 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
         >>> "d1 -> d2" in dot.source, "x -> d1" in dot.source
         (True, False)
     """
-    if rankdir not in _RANKDIRS:
-        raise ValueError(f"model_to_dot expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
-    if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
-        raise ValueError(f"max_depth must be a positive integer (how many levels of nested models to expand) "
-                         f"or None, but received {max_depth!r}.")
-    if max_depth is not None and not expand_nested:
-        raise ValueError(f"max_depth={max_depth} limits how deep expand_nested expands nested models, but "
-                         "expand_nested is False. Pass expand_nested=True as well, or leave max_depth out.")
-    graph = walk(model, expand_nested, max_depth)
-    shown = None if layer_range is None else _layers_in_range(model, graph, layer_range)
-    return graph_to_dot(graph, model.name, rankdir=rankdir, dpi=dpi, per_call=per_call, shown=shown,
-                        collapse_repeats=collapse_repeats, show_shapes=show_shapes, show_dtype=show_dtype,
-                        show_layer_names=show_layer_names, show_activations=show_layer_activations,
-                        show_trainable=show_trainable, show_params=show_params)
+    scene = _scene(model, show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
+                   rankdir=rankdir, expand_nested=expand_nested, show_layer_activations=show_layer_activations,
+                   show_trainable=show_trainable, show_params=show_params, per_call=per_call,
+                   layer_range=layer_range, max_depth=max_depth, collapse_repeats=collapse_repeats,
+                   node_data=node_data)
+    return scene_to_dot(scene, model.name, rankdir, dpi)
+
+
+def static_svg(model, **options) -> str:
+    """The picture of ``model`` as SVG text: drawn by graphviz's ``dot`` where it is
+    installed, else by the built-in layout (``graph._layout``), which needs nothing
+    beyond ``pip``.
+
+    Args:
+        model: a functional model.
+        **options: ``model_to_dot``'s options but ``dpi`` (an SVG is drawn at
+            72 dpi, whole): ``show_shapes``, ``rankdir``, ``expand_nested``,
+            ``collapse_repeats``, ``node_data``...
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> svg = static_svg(Model(x, Dense(2, name="d")(x)), show_shapes=True)
+        >>> svg.lstrip().startswith(("<?xml", "<svg", "<!DOCTYPE")), "(None, 2)" in svg
+        (True, True)
+    """
+    scene = _scene(model, **options)
+    rankdir = options.get("rankdir", "TB")
+    if dot_installed():
+        return pipe(scene_to_dot(scene, model.name, rankdir), "svg").decode("utf-8")
+    return layout_to_svg(scene, layout_scene(scene, rankdir))
+
+
+def static_layout(model, **options):
+    """What the built-in layout draws for ``model`` and where: ``(Scene, Layout)``
+    (``graph._scene``, ``graph._layout``), with ``static_svg``'s options.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,), name="x")
+        >>> scene, layout = static_layout(Model(x, Dense(2, name="d")(x)))
+        >>> sorted(layout.boxes), layout.boxes["x"].y < layout.boxes["d"].y
+        (['d', 'x'], True)
+    """
+    scene = _scene(model, **options)
+    return scene, layout_scene(scene, options.get("rankdir", "TB"))
+
+
+def dot_installed() -> bool:
+    """Whether graphviz's ``dot`` program is on PATH.
+
+    Example:
+        >>> isinstance(dot_installed(), bool)
+        True
+    """
+    return shutil.which("dot") is not None
 
 
 def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, show_layer_names=True,
                rankdir="TB", expand_nested=False, dpi=96, show_layer_activations=False,
                show_trainable=False, show_params=False, per_call=False, layer_range=None, max_depth=None,
-               collapse_repeats=False) -> graphviz.Digraph:
+               collapse_repeats=False, node_data=None) -> graphviz.Digraph:
     """Draws ``model`` to ``to_file`` and returns the ``graphviz.Digraph``.
 
-    The format follows the extension: ``.png``, ``.svg``, ``.pdf`` (or any
-    other graphviz format) need the graphviz ``dot`` program; ``.dot`` (or
-    ``.gv``) writes the DOT source and does not. A name without an extension
-    is written as PNG. graphviz's own warnings are captured, never printed.
+    The format follows the extension: ``.png``, ``.svg``, ``.pdf`` or any
+    other graphviz format. graphviz's ``dot`` program draws them where it is
+    installed (its own warnings are captured, never printed); without it,
+    PNG, SVG and PDF are drawn by the built-in layout (``graph._layout``:
+    the same boxes, labels, clusters and edges), and other formats cannot
+    be. ``.dot`` (or ``.gv``) writes the DOT source. A name without an
+    extension is written as PNG.
 
-    A bitmap (PNG, JPEG...) wider or taller than the 32,767 pixels graphviz
-    can draw is written as SVG instead, next to ``to_file`` with the extension
-    ``.svg``, with a UserWarning saying so; ``collapse_repeats``,
+    A bitmap (PNG, JPEG...) wider or taller than 32,767 pixels (the most
+    graphviz can draw) is written as SVG instead, next to ``to_file`` with the
+    extension ``.svg``, with a UserWarning saying so; ``collapse_repeats``,
     ``layer_range`` or ``max_depth`` draw fewer boxes.
 
     Args:
@@ -138,15 +199,19 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
             ``model_to_dot``.
         max_depth: with ``expand_nested``, how many levels of nested models to expand.
         collapse_repeats: draw each run of identical blocks once, with its count (``×12``).
+        node_data: colour each box by a number, with a legend: ``"params"``,
+            ``"flops"``, ``"activation_bytes"``, ``"weight_bytes"`` or a mapping
+            from layer or call keys to numbers (see ``model_to_dot``).
 
     Returns:
-        The ``graphviz.Digraph`` drawn (at 72 dpi, whatever ``dpi``).
+        The ``graphviz.Digraph`` of the drawing (at 72 dpi, whatever ``dpi``),
+        also when the built-in layout drew it.
 
     Raises:
         ValueError: for an extension that is not a graphviz format, or bad
             arguments (see ``model_to_dot``).
-        RuntimeError: when drawing needs the graphviz ``dot`` program and it is
-            not installed.
+        RuntimeError: for a format other than PNG, SVG, PDF and DOT when the
+            graphviz ``dot`` program is not installed.
 
     Example:
         >>> import os, tempfile
@@ -158,11 +223,12 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
         >>> os.path.getsize(path) > 0
         True
     """
-    dot = model_to_dot(model, show_shapes=show_shapes, show_dtype=show_dtype,
-                       show_layer_names=show_layer_names, rankdir=rankdir, expand_nested=expand_nested,
-                       show_layer_activations=show_layer_activations, show_trainable=show_trainable,
-                       show_params=show_params, per_call=per_call, layer_range=layer_range,
-                       max_depth=max_depth, collapse_repeats=collapse_repeats)
+    scene = _scene(model, show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
+                   rankdir=rankdir, expand_nested=expand_nested, show_layer_activations=show_layer_activations,
+                   show_trainable=show_trainable, show_params=show_params, per_call=per_call,
+                   layer_range=layer_range, max_depth=max_depth, collapse_repeats=collapse_repeats,
+                   node_data=node_data)
+    dot = scene_to_dot(scene, model.name, rankdir)
     to_file = os.fspath(to_file)
     extension = os.path.splitext(to_file)[1][1:].lower() or "png"
     if extension in _SOURCE_EXTENSIONS:
@@ -174,17 +240,41 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
             f"plot_model cannot write {to_file!r}: {extension!r} is not a graphviz output format. "
             "Use .png, .svg, .pdf, or .dot for the DOT source."
         )
-    try:
+    if dot_installed():
         write(dot, to_file, extension, dpi, model.name)
-    except graphviz.ExecutableNotFound as error:
+        return dot
+    if extension not in BUILT_IN_FORMATS:
         raise RuntimeError(
             f"plot_model cannot render model {model.name!r} to {to_file!r}: the graphviz `dot` "
-            "program was not found on PATH. Install graphviz (`apt-get install graphviz` on "
-            "Debian/Ubuntu, `brew install graphviz` on macOS, `conda install graphviz` in a conda "
-            "environment), or write the DOT source instead with to_file='model.dot', which needs "
-            "no `dot` (model_to_dot returns the graph without rendering)."
-        ) from error
+            f"program was not found on PATH, and without it plot_model draws only "
+            f"{', '.join('.' + name for name in BUILT_IN_FORMATS)}. Install graphviz (`apt-get install graphviz` "
+            "on Debian/Ubuntu, `brew install graphviz` on macOS, `conda install graphviz` in a conda "
+            "environment), or write one of those, or the DOT source with to_file='model.dot'."
+        )
+    write_built_in(scene, layout_scene(scene, rankdir), to_file, extension, dpi, model.name)
     return dot
+
+
+def _scene(model, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB", expand_nested=False,
+           show_layer_activations=False, show_trainable=False, show_params=False, per_call=False, layer_range=None,
+           max_depth=None, collapse_repeats=False, node_data=None):
+    """Checks the options of ``model_to_dot`` (but ``dpi``) and decides what the picture of ``model`` shows."""
+    if rankdir not in _RANKDIRS:
+        raise ValueError(f"model_to_dot expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
+    if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
+        raise ValueError(f"max_depth must be a positive integer (how many levels of nested models to expand) "
+                         f"or None, but received {max_depth!r}.")
+    if max_depth is not None and not expand_nested:
+        raise ValueError(f"max_depth={max_depth} limits how deep expand_nested expands nested models, but "
+                         "expand_nested is False. Pass expand_nested=True as well, or leave max_depth out.")
+    graph = walk(model, expand_nested, max_depth)
+    shown = None if layer_range is None else _layers_in_range(model, graph, layer_range)
+    level = "node" if per_call else "layer"
+    values = None if node_data is None else node_values(model, graph, node_data, level)
+    return build_scene(graph, per_call=per_call, shown=shown, collapse_repeats=collapse_repeats, node_values=values,
+                       show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
+                       show_activations=show_layer_activations, show_trainable=show_trainable,
+                       show_params=show_params)
 
 
 def _layers_in_range(model, graph, layer_range):

@@ -24,6 +24,7 @@ drawings ask for.
 import itertools
 import math
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -38,6 +39,7 @@ _MIN_WIDTH, _MIN_HEIGHT = 54.0, 36.0  # dot's smallest box
 _NODE_SEP, _EDGE_SEP, _RANK_SEP = 18.0, 8.0, 36.0  # dot's nodesep and ranksep; between an edge and its neighbours
 _CLUSTER_PAD = 8.0
 _LOOP = 14.0  # how far a self-loop reaches beside its box
+_PARALLEL_SEP = 5.0  # between the lines of edges with the same ends
 MARGIN = 8.0
 SWATCH = 24.0  # the width of a legend's colour swatch
 _SWEEPS = 8  # passes of pulling points towards their neighbours
@@ -174,7 +176,7 @@ def layout_scene(scene, rankdir="TB") -> Layout:
     for box_key, rect in list(flat.boxes.items()):
         if box_key in units.loops:
             flat.boxes[box_key] = Rect(rect.x + _LOOP, rect.y, rect.width - 2 * _LOOP, rect.height)
-    edges = [_edge_polyline(flat, units, index, edge) for index, edge in enumerate(scene.edges)]
+    edges = _apart([_edge_polyline(flat, units, index, edge) for index, edge in enumerate(scene.edges)], scene.edges)
     layout = Layout(flat.width, flat.height, flat.boxes, flat.clusters, flat.titles, edges)
     if scene.legend is not None:
         width, height = legend_size(scene.legend)
@@ -540,6 +542,20 @@ def _edge_polyline(flat, units, index, edge):
         route = flat.routes[(unit, route_key)]
         points.extend(reversed(route) if backwards else route)
     return _without_repeats(points)
+
+
+def _apart(polylines, edges):
+    """The polylines with those of parallel edges (a layer reading one tensor twice) moved
+    side by side, so that each is seen."""
+    counts = Counter((edge.source, edge.target) for edge in edges if edge.source != edge.target)
+    drawn = Counter()
+    for index, edge in enumerate(edges):
+        count = counts[(edge.source, edge.target)]
+        if count > 1:
+            shift = (drawn[(edge.source, edge.target)] - (count - 1) / 2) * _PARALLEL_SEP
+            drawn[(edge.source, edge.target)] += 1
+            polylines[index] = [(x + shift, y) for x, y in polylines[index]]
+    return polylines
 
 
 def _turned(layout, rankdir):

@@ -327,6 +327,7 @@ class _Unit:
         layers = self._layers(units)
         rows = self._rows(layers)
         x = _spread(rows, self._neighbours(units), self.sizes)
+        _straighten(rows, x, self._dummies, self.sizes)
         thickness = [max((self.sizes[entry][1] for entry in row if isinstance(entry, int)), default=0.0)
                      for row in rows]
         tops = []
@@ -500,6 +501,28 @@ def _spread(rows, neighbours, sizes):
             for entry, placed in zip(row, _closest_in_order(targets, weights, gaps[r])):
                 x[entry] = placed
     return x
+
+
+def _straighten(rows, x, dummies, sizes):
+    """Puts the dummy points of each long edge at one place, the median of theirs, where
+    that moves none past its neighbours: the edge runs straight instead of wavering."""
+    def width(entry):
+        return sizes[entry][0] if isinstance(entry, int) else 0.0
+
+    where = {entry: (r, i) for r, row in enumerate(rows) for i, entry in enumerate(row)}
+
+    def fits(point, place):
+        r, i = where[point]
+        row = rows[r]
+        left = i == 0 or x[row[i - 1]] + width(row[i - 1]) / 2 + _EDGE_SEP <= place
+        return left and (i == len(row) - 1 or place + _EDGE_SEP + width(row[i + 1]) / 2 <= x[row[i + 1]])
+
+    for e, layers in dummies.items():
+        points = [(e, layer) for layer in layers]
+        if len(points) > 1:
+            place = sorted(x[point] for point in points)[len(points) // 2]
+            if all(fits(point, place) for point in points):
+                x.update(dict.fromkeys(points, place))
 
 
 def _closest_in_order(targets, weights, gaps):

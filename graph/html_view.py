@@ -18,6 +18,7 @@ group only when it is open, so the first display costs the same for 100 or
 
 import hashlib
 import json
+import math
 import os
 from importlib import resources
 
@@ -28,6 +29,7 @@ from graph._walk import LEVELS, plan_of, walk
 from graph.profiler import profile
 
 BUDGET = 150  # the most boxes shown at first, and in any group's own layout
+EDGE_BUDGET = 2 * BUDGET  # the most edges inside a segment: dagre's time grows with them
 _LONGEST_VALUE = 60  # config values longer than this are abbreviated
 _NOUNS = {"layer": "layers", "node": "calls"}
 
@@ -105,17 +107,17 @@ def view_data(model, node_data=None) -> dict:
     """The JSON-able description of ``model``'s graph that the page draws.
 
     Returns:
-        A dict with ``layers`` (``key``, ``name``, ``class``, ``params``,
-        ``weight_bytes``, ``config``: an index into ``configs`` or None, ``calls``),
-        ``calls`` (``key``, ``name``, ``layer``, ``in`` and ``out`` shapes,
-        ``flops`` and ``bytes`` at batch 1, None when unknown), ``configs`` (each
-        distinct config, its values as abbreviated texts, ``name`` left out) and
-        ``levels``: for ``"layer"`` and ``"node"``, ``items`` (item 0 is the
-        model; a box is ``{"ref", "parent"}``, ``ref`` indexing ``layers`` or
-        ``calls``; a group adds ``kind``: ``model``, ``run`` or ``segment``,
-        ``key``, ``title``, ``children``, ``open``, ``leaves``), ``edges`` (box
-        item ids, flat: source, target, source, target...) and, with
-        ``node_data``, ``legend`` and a ``value`` and ``fill`` per box.
+        A dict with ``layers`` (``key``, ``class``, ``params``, ``weight_bytes``,
+        ``config``: an index into ``configs`` or None, ``calls``), ``calls``
+        (``key``, ``layer``, ``in`` and ``out`` shapes, ``flops`` and ``bytes`` at
+        batch 1, None when unknown), ``configs`` (each distinct config, its values
+        as abbreviated texts, ``name`` left out) and ``levels``: for ``"layer"``
+        and ``"node"``, ``items`` (a box is the index of its layer or call; a
+        group is a dict with ``kind``: ``root`` for item 0, ``model``, ``run`` or
+        ``segment``, and ``key``, ``title``, ``children``, ``open``, ``leaves``, a
+        model's ``ref``), ``edges`` (box item ids, flat: source, target, source,
+        target...) and, with ``node_data``, ``legend`` and ``colours``: ``[item,
+        value, "#rrggbb"]`` per box with a value.
 
     Example:
         >>> from engine import Input, Model
@@ -129,11 +131,12 @@ def view_data(model, node_data=None) -> dict:
     data = _tables(model, graph)
     layer_of = {layer["key"]: index for index, layer in enumerate(data["layers"])}
     call_of = {call["key"]: index for index, call in enumerate(data["calls"])}
-    data["budget"] = BUDGET
     data["levels"] = {}
+    # With every layer called once, both levels group the same calls: their runs are found once.
+    shared_runs = {} if all(len(calls) == 1 for calls in graph.vertices("layer").values()) else None
     for level in LEVELS:
         refs = layer_of if level == "layer" else call_of
-        data["levels"][level] = _Level(graph, level, refs).data(model, node_data)
+        data["levels"][level] = _Level(graph, level, refs, shared_runs).data(model, node_data)
     return data
 
 
@@ -148,17 +151,17 @@ def _tables(model, graph):
             config = _config(call.layer)
             config_index = None
             if config is not None:
-                text = json.dumps(config, sort_keys=True)
-                config_index = config_of.setdefault(text, len(configs))
+                config_index = config_of.setdefault(tuple(config.items()), len(configs))
                 if config_index == len(configs):
                     configs.append(config)
-            layers.append({"key": call.layer_key, "name": call.layer.name, "class": type(call.layer).__name__,
-                           "params": call.layer.count_params(),
-                           "weight_bytes": sum(int(v.value.nbytes) for v in call.layer.weights),
+            weights = call.layer.weights
+            layers.append({"key": call.layer_key, "class": type(call.layer).__name__,
+                           "params": sum(math.prod(v.shape) for v in weights),
+                           "weight_bytes": sum(int(v.value.nbytes) for v in weights),
                            "config": config_index, "calls": []})
         layers[layer_of[call.layer_key]]["calls"].append(len(calls))
         flops, activation_bytes = costs.get(call.node_key, (None, None))
-        calls.append({"key": call.node_key, "name": call.call_name, "layer": layer_of[call.layer_key],
+        calls.append({"key": call.node_key, "layer": layer_of[call.layer_key],
                       "in": shapes_text(call.reads) if call.reads else "", "out": shapes_text(call.outputs),
                       "flops": flops, "bytes": activation_bytes})
     return {"layers": layers, "calls": calls, "configs": configs}
@@ -179,6 +182,12 @@ def _config(layer):
 def _abbreviated(value):
     if isinstance(value, str):
         text = value
+    elif value is None or isinstance(value, bool):
+        text = "null" if value is None else str(value).lower()
+    elif isinstance(value, int):
+        text = int.__repr__(value)
+    elif isinstance(value, float):
+        text = float.__repr__(value)
     else:
         try:
             text = json.dumps(value, default=str)
@@ -202,7 +211,7 @@ class _Item:
 class _Level:
     """The tree of boxes and groups at one level ("layer" or "node") and its edges."""
 
-    def __init__(self, graph, level, refs):
+    def __init__(self, graph, level, refs, shared_runs=None):
         self.level = level
         self.graph = graph
         self.items = [_Item("root", None)]
@@ -228,7 +237,7 @@ class _Level:
                 leaves[parent].append(call)
         self.edges = self._edges()
         for group, calls in leaves.items():
-            for run in find_runs(calls, graph.links, level):
+            for run in self._runs(group, calls, shared_runs):
                 self._group_run(group, run)
         for group in range(len(self.items)):
             while self.items[group].kind != "box" and len(self.items[group].children) > BUDGET:
@@ -239,10 +248,9 @@ class _Level:
         items = []
         for item in self.items:
             if item.kind == "box":
-                items.append({"ref": item.ref, "parent": item.parent})
+                items.append(item.ref)
                 continue
-            entry = {"kind": item.kind, "parent": item.parent, "children": item.children, "open": item.open,
-                     "leaves": self._leaf_count(item)}
+            entry = {"kind": item.kind, "children": item.children, "open": item.open, "leaves": self._leaf_count(item)}
             if item.kind != "root":
                 entry.update(key=item.key, title=item.title)
             if item.kind == "model":
@@ -253,8 +261,8 @@ class _Level:
             legend_title, values = node_values(model, self.graph, node_data, self.level)
             if values:
                 low, high = min(values.values()), max(values.values())
-                for key, value in values.items():
-                    items[self.box_of[key]].update(value=value, fill=fill_colour(value, low, high))
+                data["colours"] = [[self.box_of[key], value, fill_colour(value, low, high)]
+                                   for key, value in values.items()]
                 data["legend"] = {"title": legend_title, "stops": legend_stops(low, high)}
         return data
 
@@ -263,6 +271,15 @@ class _Level:
         if self.level == "node" and id(call.layer) in self.called_more_than_once:
             return call.call_name
         return call.layer.name
+
+    def _runs(self, group, calls, shared_runs):
+        """The runs among the boxes of ``group``, found once for both levels where they are the same."""
+        if shared_runs is None:
+            return find_runs(calls, self.graph.links, self.level)
+        container = id(self.call_of_item.get(group))
+        if container not in shared_runs:
+            shared_runs[container] = find_runs(calls, self.graph.links, self.level)
+        return shared_runs[container]
 
     def _add(self, item):
         self.items.append(item)
@@ -304,14 +321,27 @@ class _Level:
             self.items[member].parent = replacement
 
     def _segment(self, group):
-        """Splits the children of ``group`` into consecutive segments of at most BUDGET, each
-        ending where a single child's outputs cross if one does in its second half."""
+        """Splits the children of ``group`` into consecutive segments of at most BUDGET children
+        and EDGE_BUDGET edges, each ending where a single child's outputs cross if one does
+        in its second half."""
         children = self.items[group].children
-        clean = self._clean_cuts(group)
+        links = self._child_links(group)
+        clean = self._clean_cuts(len(children), links)
+        reads = [[] for _ in children]  # per child: the positions of the children it reads
+        for _, start, end in links:
+            if 0 <= start < end < len(children):
+                reads[end].append(start)
         cuts, start = [], 0
-        while len(children) - start > BUDGET:
-            end = max((cut for cut in range(start + BUDGET // 2, start + BUDGET + 1) if clean[cut]),
-                      default=start + BUDGET)
+        while True:
+            limit, edges = start + 1, 0
+            while limit < len(children) and limit - start < BUDGET:
+                edges += sum(1 for source in reads[limit] if source >= start)
+                if edges > EDGE_BUDGET and limit - start >= 2:
+                    break
+                limit += 1
+            if limit >= len(children):
+                break
+            end = max((cut for cut in range(start + (limit - start + 1) // 2, limit + 1) if clean[cut]), default=limit)
             cuts.append(end)
             start = end
         for begin, end in zip([0, *cuts], [*cuts, len(children)]):
@@ -320,8 +350,7 @@ class _Level:
                 continue
             first, last = self._first_leaf(members[0]), self._last_leaf(members[-1])
             first_call, last_call = self.call_of_item[first], self.call_of_item[last]
-            noun = _NOUNS[self.level]
-            title = (f"{noun} {self.items[first].ordinal}–{self.items[last].ordinal}  "
+            title = (f"{_NOUNS[self.level]} {self.items[first].ordinal}–{self.items[last].ordinal}  "
                      f"{self._name(first_call)} … {self._name(last_call)}")
             segment = _Item("segment", group, key=f"segment:{first_call.key(self.level)}..{last_call.key(self.level)}",
                             title=title)
@@ -329,23 +358,31 @@ class _Level:
             self.items.append(segment)
             self._replace_children(group, members, len(self.items) - 1)
 
-    def _clean_cuts(self, group):
-        """``clean[c]``: whether at most one child's outputs (or one outside box's) are read
-        both before and from child ``c`` of ``group`` on."""
-        children = self.items[group].children
-        count = len(children)
-        position = {child: i for i, child in enumerate(children)}
-        reach = {}  # the source (a child's position, or an outside box) -> (its position, the last reader's)
+    def _child_links(self, group):
+        """``(source, start, end)`` per edge touching the children of ``group``: what makes the
+        tensor read (a child's position, or the box outside), and the source's and the
+        target's positions among the children: -1 for a source outside the group, the
+        number of children for a target outside it."""
+        position = {child: i for i, child in enumerate(self.items[group].children)}
+        links = []
         for source, target in self.edges:
             source_child, target_child = self._child_of(source, group), self._child_of(target, group)
             if source_child is None and target_child is None:
                 continue
-            origin = ("in", source) if source_child is None else position[source_child]
             start = -1 if source_child is None else position[source_child]
-            end = count if target_child is None else position[target_child]
+            links.append((("outside", source) if source_child is None else start, start,
+                          len(position) if target_child is None else position[target_child]))
+        return links
+
+    @staticmethod
+    def _clean_cuts(count, links):
+        """``clean[c]``: whether the outputs of at most one child (or outside box) are read both
+        before and from child ``c`` on."""
+        reach = {}  # source -> (lowest, highest) position it spans
+        for source, start, end in links:
             low, high = min(start, end), max(start, end)
-            previous = reach.get(origin, (low, high))
-            reach[origin] = (min(previous[0], low), max(previous[1], high))
+            previous = reach.get(source, (low, high))
+            reach[source] = (min(previous[0], low), max(previous[1], high))
         crossing = [0] * (count + 2)
         for low, high in reach.values():
             crossing[low + 1] += 1

@@ -90,15 +90,18 @@ var nodeweaveView = (function () {
      each group's own layout needs (the edges between its children). */
   function Level(name, raw, data) {
     this.name = name;
-    this.items = raw.items;
+    this.data = data;
     this.legend = raw.legend || null;
     this.byKey = {};
     this.boxes = [];
-    var items = this.items;
+    var items = this.items = raw.items.map(function (entry) {
+      return typeof entry === "number" ? { kind: "box", ref: entry } : entry;
+    });
+    items[0].parent = null;
     for (var i = 0; i < items.length; i++) {
       var item = items[i];
       item.id = i;
-      if (!item.kind) item.kind = "box";
+      if (item.children) item.children.forEach(function (child) { items[child].parent = i; });
       if (item.kind === "box") this.boxes.push(i);
       if (item.kind === "box" || item.kind === "model") {
         var call = name === "node" ? data.calls[item.ref] : null;
@@ -117,6 +120,10 @@ var nodeweaveView = (function () {
       if (item.key !== undefined) this.byKey[item.key] = i;
       item.layout = null;
     }
+    (raw.colours || []).forEach(function (colour) {
+      items[colour[0]].value = colour[1];
+      items[colour[0]].fill = colour[2];
+    });
     this.depth = new Int32Array(items.length);
     for (i = 0; i < items.length; i++) {
       var depth = 0;
@@ -252,17 +259,24 @@ var nodeweaveView = (function () {
     return result;
   };
 
+  /* The last part of a key is the name: "outer/inner/dense" is layer dense, "outer[0]/dense[1]" call dense[1]. */
+  function nameKeys(data) {
+    var last = function (key) { return key.slice(key.lastIndexOf("/") + 1); };
+    data.layers.forEach(function (layer) { layer.name = last(layer.key); });
+    data.calls.forEach(function (call) { call.name = last(call.key); });
+  }
+
   /* The page of one view. */
   function View(root) {
     this.root = root;
     var data = JSON.parse(root.querySelector("script.nwv-data").textContent);
+    nameKeys(data);
     this.data = data;
     var nojs = root.querySelector(".nwv-nojs");
     if (nojs) nojs.style.display = "none";
     this.levels = {};
     for (var name in data.levels) {
       this.levels[name] = new Level(name, data.levels[name], data);
-      this.levels[name].data = data;
     }
     this.levelName = "layer";
     this.selected = null;
@@ -384,7 +398,8 @@ var nodeweaveView = (function () {
     else this.select(null);
   };
 
-  /* Opens or closes a group, keeping its corner where it is on the screen. */
+  /* Opens or closes a group, keeping the middle of its top where it is on the screen; a group
+     opened wider or taller than the view is zoomed out to fit, down to a readable scale. */
   View.prototype.toggle = function (id, open) {
     var level = this.level(), item = level.items[id];
     if (item.kind === "box" || item.kind === "root") return;
@@ -394,10 +409,17 @@ var nodeweaveView = (function () {
     item.open = wanted;
     this.invalidate(id);
     this.render();
-    var after = this.rects[id];
+    var after = this.rects[id], t = this.transform;
     if (before && after) {
-      this.transform.x += (before.x - after.x) * this.transform.scale;
-      this.transform.y += (before.y - after.y) * this.transform.scale;
+      var anchor = [(before.x + before.w / 2) * t.scale + t.x, before.y * t.scale + t.y];
+      if (wanted) {
+        var height = this.stage.clientHeight || 600;
+        var room = Math.min(((this.stage.clientWidth || 800) - 40) / after.w, (height - 40) / after.h);
+        t.scale = Math.max(Math.min(t.scale, room), Math.min(t.scale, 0.5));
+        anchor[1] = Math.max(20, Math.min(anchor[1], height - 20 - after.h * t.scale));
+      }
+      t.x = anchor[0] - (after.x + after.w / 2) * t.scale;
+      t.y = anchor[1] - after.y * t.scale;
       this.applyTransform();
     }
     if (this.selected === id) this.showCard(id);
@@ -601,7 +623,7 @@ var nodeweaveView = (function () {
   View.prototype.fit = function () {
     var extent = this.level().items[0].layout.size;
     var width = this.stage.clientWidth || 800, height = this.stage.clientHeight || 600;
-    var scale = Math.min(1.5, (width - 40) / Math.max(extent[0], 1), (height - 40) / Math.max(extent[1], 1));
+    var scale = Math.min(1, (width - 40) / Math.max(extent[0], 1), (height - 40) / Math.max(extent[1], 1));
     this.transform = { scale: scale, x: (width - extent[0] * scale) / 2, y: (height - extent[1] * scale) / 2 };
     this.applyTransform();
   };

@@ -14,7 +14,7 @@ import pytest
 from engine import Input, Model, model_from_json
 from graph import to_networkx
 from graph._walk import walk
-from graph.html_view import BUDGET, save_html, to_html, view_data
+from graph.html_view import BUDGET, EDGE_BUDGET, save_html, to_html, view_data
 from graph.profiler import profile
 from layers import Activation, Add, BatchNormalization, Conv2D, Dense, Dropout
 from tests.graph.zoo import zoo
@@ -30,12 +30,17 @@ def page_data(page):
 def box_keys(data, level):
     """The key of each box item of ``level``, by item id."""
     table = data["layers"] if level == "layer" else data["calls"]
-    return {i: table[item["ref"]]["key"] for i, item in enumerate(data["levels"][level]["items"]) if "kind" not in item}
+    return {i: table[item]["key"] for i, item in enumerate(data["levels"][level]["items"]) if isinstance(item, int)}
+
+
+def groups(data, level, kind):
+    """The groups of ``kind`` ("model", "run" or "segment") at ``level``, in item order."""
+    return [item for item in data["levels"][level]["items"] if isinstance(item, dict) and item["kind"] == kind]
 
 
 def item_key(data, level, item_id):
     item = data["levels"][level]["items"][item_id]
-    return box_keys(data, level)[item_id] if "kind" not in item else item.get("key")
+    return box_keys(data, level)[item_id] if isinstance(item, int) else item.get("key")
 
 
 def shown(data, level, open_keys=None):
@@ -47,7 +52,7 @@ def shown(data, level, open_keys=None):
         item_id, owner = stack.pop()
         item = items[item_id]
         shown_as[item_id] = item_id if owner is None else owner
-        if "kind" not in item:
+        if isinstance(item, int):
             continue
         is_open = item["open"] if open_keys is None or item["kind"] == "root" else item["key"] in open_keys
         child_owner = owner if owner is not None else (None if is_open else item_id)
@@ -66,11 +71,13 @@ def expected_edges(data, level, open_keys=None):
 
 def visible_keys(data, level, open_keys=None):
     """The keys of the boxes and closed groups a page shows."""
-    shown_as = shown(data, level, open_keys)
-    return {item_key(data, level, i) for i in set(shown_as.values()) if i != 0
-            and not ("kind" in data["levels"][level]["items"][i]
-                     and (data["levels"][level]["items"][i]["open"] if open_keys is None
-                          else data["levels"][level]["items"][i]["key"] in open_keys))}
+    items = data["levels"][level]["items"]
+
+    def is_open(item):
+        return not isinstance(item, int) and (item["open"] if open_keys is None else item["key"] in open_keys)
+
+    return {item_key(data, level, i) for i in set(shown(data, level, open_keys).values())
+            if i != 0 and not is_open(items[i])}
 
 
 def residual(blocks):
@@ -119,12 +126,12 @@ def test_boxes_groups_and_edges_are_the_walks_at_both_levels():
     data = view_data(model)
     for level in ("layer", "node"):
         assert sorted(box_keys(data, level).values()) == sorted(graph.vertices(level))
-        groups = {item["key"]: item for item in data["levels"][level]["items"] if item.get("kind") == "model"}
-        assert sorted(groups) == sorted({call.key(level) for call in graph.calls if call.expanded})
-        assert all(item["open"] for item in groups.values())  # 15 boxes: within the budget
+        models = {item["key"]: item for item in groups(data, level, "model")}
+        assert sorted(models) == sorted({call.key(level) for call in graph.calls if call.expanded})
+        assert all(item["open"] for item in models.values())  # 15 boxes: within the budget
         pairs = {(s, t) for s, t, _ in graph.edges(level) if s != t}
         assert expected_edges(data, level) == sorted(pairs)
-    inner = next(item for item in data["levels"]["layer"]["items"] if item.get("key") == "level1/level2/level3")
+    inner = next(item for item in groups(data, "layer", "model") if item["key"] == "level1/level2/level3")
     keys = box_keys(data, "layer")
     assert sorted(keys[child] for child in inner["children"]) == ["level1/level2/level3/d3", "level1/level2/level3/x3"]
 
@@ -149,8 +156,7 @@ def test_costs_come_from_profile():
 
 def test_runs_of_identical_blocks_are_groups():
     data = view_data(residual(4))
-    items = data["levels"]["layer"]["items"]
-    runs = [item for item in items if item.get("kind") == "run"]
+    runs = groups(data, "layer", "run")
     assert [run["title"] for run in runs] == ["×4  b0_conv1 … b3_out"]
     keys = box_keys(data, "layer")
     assert [keys[child] for child in runs[0]["children"]][:7] == [
@@ -163,25 +169,31 @@ def test_a_flat_graph_past_the_budget_is_cut_into_closed_segments():
     for level in ("layer", "node"):
         items = data["levels"][level]["items"]
         root = items[0]
-        segments = [items[child] for child in root["children"] if items[child].get("kind") == "segment"]
+        segments = [items[child] for child in root["children"] if isinstance(items[child], dict) and items[child]["kind"] == "segment"]
         assert len(root["children"]) <= BUDGET and len(segments) >= 2
         assert all(len(segment["children"]) <= BUDGET and not segment["open"] for segment in segments)
         assert sum(segment["leaves"] for segment in segments) + len(root["children"]) - len(segments) == 401
         assert len(visible_keys(data, level)) <= BUDGET
-    first = next(item for item in data["levels"]["layer"]["items"] if item.get("kind") == "segment")
+    first = groups(data, "layer", "segment")[0]
     assert first["title"].startswith("layers 1–")
 
 
 def test_segments_end_where_one_tensor_crosses(densenet):
     data = view_data(densenet)
     items = data["levels"]["layer"]["items"]
-    run = next(item for item in items if item.get("kind") == "run")
+    run = groups(data, "layer", "run")[0]
     assert run["title"].startswith("×20") and run["open"]
     segments = [items[child] for child in run["children"]]
     assert {segment["kind"] for segment in segments} == {"segment"}
     assert all(not segment["open"] for segment in segments)
     # Inside a block, its entry and every output are read further on: only between blocks does one tensor cross.
     assert [segment["leaves"] % 17 for segment in segments] == [0] * len(segments)
+    keys = box_keys(data, "layer")
+    ends = data["levels"]["layer"]["edges"]
+    for segment in segments:
+        inside = set(segment["children"])
+        assert sum(a in inside and b in inside for a, b in zip(ends[::2], ends[1::2])) <= EDGE_BUDGET
+        assert {keys[child] for child in segment["children"]} <= set(walk(densenet).vertices("layer"))
     assert len(visible_keys(data, "layer")) <= BUDGET
 
 
@@ -189,8 +201,8 @@ def test_groups_open_depth_by_depth_within_the_budget(resnet50):
     data = view_data(resnet50)
     for level in ("layer", "node"):
         items = data["levels"][level]["items"]
-        assert sum(1 for item in items if "kind" not in item) == 177
-        runs = [item for item in items if item.get("kind") == "run"]
+        assert sum(1 for item in items if isinstance(item, int)) == 177
+        runs = groups(data, level, "run")
         assert sorted(int(run["title"][1:].split()[0]) for run in runs) == [2, 2, 3, 5]
         assert not any(run["open"] for run in runs)  # opening them all would show 177 boxes
         assert len(visible_keys(data, level)) <= BUDGET
@@ -202,9 +214,10 @@ def test_node_data_colours_boxes_with_a_legend():
     level = data["levels"]["layer"]
     assert level["legend"]["title"] == "parameters" and len(level["legend"]["stops"]) == 5
     keys = box_keys(data, "layer")
-    coloured = {keys[i]: item for i, item in enumerate(level["items"]) if "fill" in item}
-    assert coloured["proj"]["value"] == 16 * 8 + 8 and re.fullmatch("#[0-9a-f]{6}", coloured["proj"]["fill"])
-    assert coloured["a"]["fill"] != coloured["proj"]["fill"]
+    coloured = {keys[item]: (value, fill) for item, value, fill in level["colours"]}
+    assert set(coloured) == set(keys.values())
+    assert coloured["proj"][0] == model.get_layer("proj").count_params() and re.fullmatch("#[0-9a-f]{6}", coloured["proj"][1])
+    assert coloured["a"][1] != coloured["proj"][1]
     with pytest.raises(ValueError, match="node_data must be one of"):
         view_data(model, node_data="weights")
 
@@ -224,7 +237,7 @@ def test_names_are_escaped_in_the_json():
     model = Model(x, Dense(2, name="d<script>alert(1)<b>&amp;")(x), name="m<i>")
     page = to_html(model)
     assert "<script>alert" not in page and "<b>&amp;" not in page and "<title>m&lt;i&gt;</title>" in page
-    assert page_data(page)["layers"][1]["name"] == "d<script>alert(1)<b>&amp;"
+    assert page_data(page)["layers"][1]["key"] == "d<script>alert(1)<b>&amp;"
 
 
 def test_height_must_be_whole_pixels():
@@ -426,7 +439,8 @@ def test_a_big_graph_starts_small_and_opens_a_segment(browser, tmp_path, densene
     segment = min(key for key, (kind, *_) in boxes.items() if kind == "segment")
     page.toggle(segment)
     boxes = page.shown()
-    assert len([key for key, (kind, *_) in boxes.items() if kind == "box"]) > 100
+    assert page.closed() == visible_keys(page.data, "layer", page.open_groups())
+    assert segment in page.open_groups() and sum(kind == "box" for kind, *_ in boxes.values()) > 50
     assert page.edges() == expected_edges(page.data, "layer", page.open_groups())
     assert_no_overlap(boxes)
 

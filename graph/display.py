@@ -6,37 +6,64 @@ Each ``*_bundle`` function returns the mime bundle that the object's
 displays the object. Every user string in HTML goes through ``html.escape``;
 graphviz escapes its own SVG.
 
-A Model shows its graph (SVG) and nothing richer: Jupyter shows the richest
-type it knows, and both JupyterLab and the classic notebook rank ``text/html``
-above ``image/svg+xml``. Its summary as HTML is ``summary_html``, on request.
+A Model shows the interactive view of its graph (``graph.html_view``, as
+``text/html``: groups that open, search, cards) with a static picture of it
+beside it in the same bundle (``image/svg+xml``, drawn by ``dot`` or the
+built-in layout), which a viewer that runs no JavaScript shows instead. Both
+are bounded however big the model: the view starts with its groups closed in
+a frame of fixed height, and the picture shows runs of identical blocks once
+and is scaled to fit ``MAX_PICTURE_POINTS``. Its summary as HTML is
+``summary_html``, on request.
 """
 
 import html
+import re
 
-import graphviz
-
-from graph._dot import graph_to_dot
 from graph._format import shapes_text, tensor_ref
-from graph._render import pipe
+from graph._scene import build_scene
 from graph._walk import Call, ancestry, plan_of
+from graph.html_view import to_html
 from graph.model_summary import summary_table, summary_text
-from graph.plot import model_to_dot
+from graph.plot import scene_svg, static_svg
+
+# The largest width and height, in points, of the static picture of a model in a notebook: a
+# bigger drawing is scaled down to fit (MobileNetV2 drawn whole is 15,000 pixels tall).
+MAX_PICTURE_POINTS = 1000
 
 
 def model_bundle(model) -> dict:
-    """A model's graph as SVG, with its text summary; the summary alone for a
-    model without a graph of calls, or when graphviz's ``dot`` is missing.
+    """A model's interactive view (HTML) and static picture (SVG), with its text
+    summary; the summary alone for a model without a graph of calls.
 
     Example:
         >>> from engine import Input, Model
         >>> from layers import Dense
         >>> x = Input(shape=(3,), name="x")
         >>> sorted(model_bundle(Model(x, Dense(2)(x))))
-        ['image/svg+xml', 'text/plain']
+        ['image/svg+xml', 'text/html', 'text/plain']
     """
     text = summary_text(model)
-    svg = None if plan_of(model) is None else _svg(model_to_dot(model, show_shapes=True))
-    return {"text/plain": text} if svg is None else {"image/svg+xml": svg, "text/plain": text}
+    if plan_of(model) is None:
+        return {"text/plain": text}
+    picture = bounded(static_svg(model, show_shapes=True, collapse_repeats=True), MAX_PICTURE_POINTS)
+    return {"text/html": to_html(model), "image/svg+xml": picture, "text/plain": text}
+
+
+def bounded(svg, points) -> str:
+    """``svg`` with its width and height scaled down, keeping its proportions (its
+    ``viewBox`` keeps the drawing whole), so that neither exceeds ``points``.
+
+    Example:
+        >>> bounded('<svg width="400pt" height="4000pt" viewBox="0 0 400 4000"></svg>', 1000)
+        '<svg width="100pt" height="1000pt" viewBox="0 0 400 4000"></svg>'
+    """
+    size = re.search(r'<svg[^>]*?\swidth="([\d.]+)pt" height="([\d.]+)pt"', svg)
+    width, height = float(size.group(1)), float(size.group(2))
+    scale = min(1.0, points / max(width, height, 1.0))
+    if scale == 1.0:
+        return svg
+    start, end = size.span(1)[0], size.span(2)[1]
+    return f'{svg[:start]}{width * scale:.0f}pt" height="{height * scale:.0f}{svg[end:]}'
 
 
 def layer_bundle(layer) -> dict:
@@ -93,8 +120,8 @@ def node_bundle(node) -> dict:
 
 def tensor_bundle(tensor) -> dict:
     """The calls a KerasTensor's value depends on, back to the Inputs, as SVG
-    (one box per call, ``dense[1]``), with a text naming the call that made
-    it. A tensor made directly, or without graphviz's ``dot``, shows text only.
+    (one box per call, ``dense[1]``; drawn by ``dot`` or the built-in layout),
+    with a text naming the call that made it. A tensor made directly shows text only.
     Nothing is recorded on the graph: no model is built.
 
     Example:
@@ -108,8 +135,8 @@ def tensor_bundle(tensor) -> dict:
     if layer is None:
         return {"text/plain": f"{tensor!r}\nmade directly: no layer call made it"}
     text = f"{tensor!r}\nmade by {layer.name}[{node_index}] ({type(layer).__name__}), output {tensor_index}"
-    svg = _svg(graph_to_dot(ancestry(tensor), tensor.name, per_call=True, show_shapes=True))
-    return {"text/plain": text} if svg is None else {"image/svg+xml": svg, "text/plain": text}
+    svg = scene_svg(build_scene(ancestry(tensor), per_call=True, show_shapes=True), tensor.name)
+    return {"image/svg+xml": bounded(svg, MAX_PICTURE_POINTS), "text/plain": text}
 
 
 def summary_html(model, expand_nested=False, show_trainable=False) -> str:
@@ -136,14 +163,6 @@ def summary_html(model, expand_nested=False, show_trainable=False) -> str:
     parts = [_title(model.name, type(model).__name__, "model"), _table(None, header, rows, "no layers"),
              *(f"<p>{html.escape(total)}</p>" for total in totals)]
     return _card(parts)
-
-
-def _svg(dot):
-    """The SVG of ``dot`` (drawn at graphviz's 72 dpi: never cropped), or None without ``dot``."""
-    try:
-        return pipe(dot, "svg").decode("utf-8")
-    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
-        return None
 
 
 def _refs(tensors):

@@ -126,10 +126,24 @@ def static_svg(model, **options) -> str:
         >>> svg.lstrip().startswith(("<?xml", "<svg", "<!DOCTYPE")), "(None, 2)" in svg
         (True, True)
     """
-    scene = _scene(model, **options)
-    rankdir = options.get("rankdir", "TB")
+    return scene_svg(_scene(model, **options), model.name, options.get("rankdir", "TB"))
+
+
+def scene_svg(scene, name, rankdir="TB") -> str:
+    """A ``graph._scene.Scene`` drawn as SVG text by ``dot`` where it is installed,
+    else by the built-in layout: ``static_svg`` after the scene is built.
+
+    Example:
+        >>> from engine import Input
+        >>> from layers import Dense
+        >>> from graph._scene import build_scene
+        >>> from graph._walk import ancestry
+        >>> scene = build_scene(ancestry(Dense(2, name="d")(Input(shape=(3,), name="x"))), per_call=True)
+        >>> "d[0]" in scene_svg(scene, "y")
+        True
+    """
     if dot_installed():
-        return pipe(scene_to_dot(scene, model.name, rankdir), "svg").decode("utf-8")
+        return pipe(scene_to_dot(scene, name, rankdir), "svg").decode("utf-8")
     return layout_to_svg(scene, layout_scene(scene, rankdir))
 
 

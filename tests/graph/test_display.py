@@ -1,6 +1,7 @@
 """Notebook displays of Models, Layers, Nodes and KerasTensors (graph/display.py)."""
 
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -11,6 +12,8 @@ from nbclient import NotebookClient
 
 from engine import Input, KerasTensor, Model, naming
 from graph import summary_html, summary_text
+from graph.display import MAX_PICTURE_POINTS
+from graph.html_view import to_html
 from layers import Concatenate, Dense
 from tests.graph.zoo import nested_three_deep
 
@@ -35,8 +38,10 @@ def _rows(html_text, caption):
 
 
 def _boxes(svg):
+    """The boxes of an SVG drawn by dot (their titles) or by the built-in layout (their data-key)."""
     root = ET.fromstring(svg)
-    return sorted(g.findtext(f"{SVG}title") for g in root.iter(f"{SVG}g") if g.get("class") == "node")
+    return sorted(g.findtext(f"{SVG}title") if g.get("class") == "node" else g.get("data-key")
+                  for g in root.iter(f"{SVG}g") if g.get("class") in ("node", "box"))
 
 
 def _graph_state(layers):
@@ -110,10 +115,38 @@ def test_a_tensor_made_directly_shows_text_only():
     assert tensor._repr_mimebundle_() == {"text/plain": f"{tensor!r}\nmade directly: no layer call made it"}
 
 
-def test_without_dot_tensors_fall_back_to_text(monkeypatch):
-    y = _graph()["cat"]
+def test_without_dot_tensors_and_models_are_drawn_by_the_built_in_layout(monkeypatch):
+    g = _graph()
+    with_dot = _boxes(g["cat"]._repr_mimebundle_()["image/svg+xml"])
+    model_with_dot = _boxes(Model(g["b"], g["unrelated"])._repr_mimebundle_()["image/svg+xml"])
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert set(y._repr_mimebundle_()) == {"text/plain"}
+    assert _boxes(g["cat"]._repr_mimebundle_()["image/svg+xml"]) == with_dot
+    bundle = Model(g["b"], g["unrelated"])._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"}
+    assert _boxes(bundle["image/svg+xml"]) == model_with_dot == ["b", "unrelated"]
+
+
+def test_a_big_model_shows_a_bounded_picture_and_a_view_that_starts_closed():
+    """MobileNetV2 drawn whole by dot is about 15,000 pixels tall."""
+    import keras
+
+    from engine import model_from_json
+    from graph.html_view import BUDGET, view_data
+
+    text = keras.applications.MobileNetV2(weights=None, input_shape=(32, 32, 3)).to_json()
+    keras.backend.clear_session()
+    model = model_from_json(text)
+    bundle = model._repr_mimebundle_()
+    size = re.search(r'<svg[^>]*?\swidth="([\d.]+)pt" height="([\d.]+)pt"', bundle["image/svg+xml"])
+    assert max(float(size.group(1)), float(size.group(2))) <= MAX_PICTURE_POINTS
+    assert 'style="height:600px"' in bundle["text/html"]
+    for level in view_data(model)["levels"].values():
+        items, shown, groups = level["items"], 0, [0]
+        while groups:  # count what the open groups show: boxes and closed groups
+            children = items[groups.pop()]["children"]
+            shown += len(children)
+            groups.extend(c for c in children if isinstance(items[c], dict) and items[c]["open"])
+        assert 0 < shown <= BUDGET
 
 
 def test_user_strings_are_escaped():
@@ -147,11 +180,14 @@ def test_summary_html_holds_the_summary_rows():
     assert "&lt;m&gt;" in text
 
 
-def test_a_model_still_shows_its_graph_and_no_html():
+def test_a_model_shows_its_interactive_view_with_its_picture_beside_it():
     g = _graph()
-    bundle = Model(g["b"], g["unrelated"], name="m")._repr_mimebundle_()
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    model = Model(g["b"], g["unrelated"], name="m")
+    bundle = model._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"}
+    assert bundle["text/html"] == to_html(model)
     assert _boxes(bundle["image/svg+xml"]) == ["b", "unrelated"]
+    assert bundle["text/plain"] == summary_text(model)
 
 
 def test_a_called_subclassed_model_shows_its_summary_text():
@@ -186,6 +222,6 @@ def test_a_notebook_shows_each_object_as_its_rich_type(monkeypatch, tmp_path):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in NOTEBOOK_CELLS])
     NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     shown = [sorted(cell.outputs[0].data) for cell in notebook.cells[1:]]
-    assert shown == [["image/svg+xml", "text/plain"], ["text/html", "text/plain"], ["text/html", "text/plain"],
-                     ["image/svg+xml", "text/plain"]]
+    assert shown == [["image/svg+xml", "text/html", "text/plain"], ["text/html", "text/plain"],
+                     ["text/html", "text/plain"], ["image/svg+xml", "text/plain"]]
     assert "d[0]" in notebook.cells[4].outputs[0].data["image/svg+xml"]

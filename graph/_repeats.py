@@ -20,9 +20,28 @@ calls is taken (the shorter block on a tie), unless one as long starts within
 its first block: that one is taken, so that blocks end with their own last
 layer (after a unique block, its last call is alike the last call of every
 block, and would otherwise start the run). The scan resumes after the run.
+
+How it is found in near-linear time: the periods tried from a call are the
+distances to the later calls of its kind; whether a block is a chain link is
+answered in O(1) from two arrays worked out once (how far back a block must start
+so that nothing it makes but its last output is read after it, and how far a
+block may reach before a call reads from before its entry); and blocks are
+compared by a polynomial hash of their calls' tokens, a prefix sum plus a term per
+read of the entry. A period that covers every call left ends the search. Hashes
+only find runs: each run taken is confirmed by comparing its blocks' signatures
+exactly, and on a collision the step is decided again by exact comparison alone.
 """
 
+import random
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+
 from graph._walk import plan_of, walk
+
+_MODULUS = (1 << 61) - 1  # a Mersenne prime: hashes of distinct blocks of p calls collide with odds p / 2**61
+_BASE = 1_000_003
+_WINDOW = 16  # periods from this long on are tried only where as many kinds in a row recur
+_ELSEWHERE = object()  # the container of a call that is in none of those scanned
 
 
 class Run:
@@ -45,120 +64,334 @@ def find_runs(calls, links, level) -> list[Run]:
 
     Returns:
         The runs, in execution order, none overlapping.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(4,), name="x")
+        >>> model = Model(x, Dense(4, name="c")(Dense(4, name="b")(Dense(4, name="a")(x))))
+        >>> graph = walk(model)
+        >>> [[[call.layer.name for call in block] for block in run.blocks]
+        ...  for run in find_runs(graph.calls, graph.links, "layer")]
+        [[['a'], ['b'], ['c']]]
     """
-    return _Scan(calls, links, level).runs()
+    return _Scan(calls, links, level, _Kinds()).runs()
+
+
+def runs_by_container(graph, level) -> dict:
+    """The runs of each container of a ``graph._walk.ModelGraph``, as ``plot_model`` collapses them.
+
+    Each container's boxes (one per layer at level "layer", one per call at level
+    "node"; expanded nested models left out) are scanned in execution order, and
+    each distinct layer's signature is worked out once for all containers.
+
+    Args:
+        graph: the ModelGraph, from ``graph._walk.walk``.
+        level: "layer" or "node", as for ``find_runs``.
+
+    Returns:
+        ``{container key: [Run, ...]}``: the key of the expanded nested model at
+        ``level`` (``outer/inner``), or None for the model itself; every container
+        with a box is there, in execution order, with an empty list if it has no run.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(4,), name="x")
+        >>> inner = Model(x, Dense(4, name="b")(Dense(4, name="a")(x)), name="inner")
+        >>> y = Input(shape=(4,), name="y")
+        >>> runs = runs_by_container(walk(Model(y, inner(y)), expand_nested=True), "layer")
+        >>> {key: [len(run.blocks) for run in found] for key, found in runs.items()}
+        {None: [], 'inner': [2]}
+    """
+    sequences = {}  # container key -> its boxes' first calls, in execution order
+    for calls in graph.vertices(level).values():
+        container = calls[0].container
+        sequences.setdefault(None if container is None else container.key(level), []).append(calls[0])
+    where = {id(call): key for key, calls in sequences.items() for call in calls}
+    links = {key: [] for key in sequences}  # the links that reach each container's boxes
+    for link in graph.links:
+        ends = {where.get(id(link.source), _ELSEWHERE), where.get(id(link.target), _ELSEWHERE)}
+        for key in ends - {_ELSEWHERE}:
+            links[key].append(link)
+    kinds = _Kinds()
+    return {key: _Scan(calls, links[key], level, kinds).runs() for key, calls in sequences.items()}
+
+
+class _Kinds:
+    """Small ints, equal for calls that may stand for each other: the same layer
+    signature and the same input and output shapes. Each layer's signature (a
+    nested model's walks the model) is worked out once, and kept as a small int
+    too, so a nested model's signature holds its layers' ints, not their signatures."""
+
+    def __init__(self):
+        self.signatures = {}  # signature -> int
+        self.layers = {}  # id(layer) -> the int of its signature
+        self.calls = {}  # (signature int, output shapes, input shapes) -> int
+
+    def of_call(self, call):
+        key = self.of_layer(call.layer), tuple(t.shape for t in call.outputs), tuple(t.shape for t in call.reads)
+        return self.calls.setdefault(key, len(self.calls))
+
+    def alone(self):
+        """A kind no other call has (a shared layer's, drawn as one box)."""
+        return self.calls.setdefault(object(), len(self.calls))
+
+    def of_layer(self, layer):
+        """What two layers share when one may stand for the other in a drawing: class and
+        config without the name; for a nested model, its calls' signatures and wiring."""
+        known = self.layers.get(id(layer))
+        if known is None:
+            known = self.layers[id(layer)] = self.signatures.setdefault(self._signature(layer), len(self.signatures))
+        return known
+
+    def _signature(self, layer):
+        if plan_of(layer) is not None:
+            graph = walk(layer)
+            position = {id(call): i for i, call in enumerate(graph.calls)}
+            wiring = sorted((position[id(link.target)], link.reader[1], position[id(link.source)],
+                             link.tensor._keras_history.tensor_index) for link in graph.links)
+            return type(layer).__name__, tuple(self.of_layer(call.layer) for call in graph.calls), tuple(wiring)
+        try:
+            config = dict(layer.get_config())
+        except NotImplementedError:
+            return type(layer).__name__, id(layer)  # a layer without a config stands only for itself
+        config.pop("name", None)
+        return type(layer).__name__, repr(config)
 
 
 class _Scan:
-    def __init__(self, calls, links, level):
+    """The scan of one container's calls. Positions are indices into ``calls``; a
+    source in another container is a negative number, so "made before position b"
+    is ``source < b`` wherever the source is."""
+
+    def __init__(self, calls, links, level, kinds):
         self.calls = calls
+        self.n = n = len(calls)
         position = {id(call): i for i, call in enumerate(calls)}
-        self.reads = [[] for _ in calls]  # per call: (input index, source position or source Call, tensor index)
-        self.readers = [set() for _ in calls]  # per call: reader positions, None for a reader elsewhere
+        outside = {}  # id(Call) in another container -> its negative number
+        reads = [[] for _ in calls]  # per call: (input index, source, tensor index)
+        self.reach = [-1] * n  # per call: its last reader; n for one elsewhere, -1 for none
         for link in links:
             source, target = position.get(id(link.source)), position.get(id(link.target))
-            tensor_index = link.tensor._keras_history.tensor_index
-            if target is not None:
-                self.reads[target].append((link.reader[1], link.source if source is None else source, tensor_index))
             if source is not None:
-                self.readers[source].add(target)
-        for reads in self.reads:
-            reads.sort(key=lambda read: read[0])
+                self.reach[source] = n if target is None else max(self.reach[source], target)
+            if target is not None:
+                if source is None:
+                    source = outside.setdefault(id(link.source), -1 - len(outside))
+                reads[target].append((link.reader[1], source, link.tensor._keras_history.tensor_index))
+        self.reads = [[(source, tensor) for _, source, tensor in sorted(r, key=lambda read: read[0])] for r in reads]
         calls_per_layer = {}
         for call in calls:
             calls_per_layer.setdefault(id(call.layer), set()).add(id(call.node))
-        signatures = {}
-        self.kinds = []  # per call: a small int, equal for calls that may stand for each other
-        for call in calls:
-            if level == "layer" and len(calls_per_layer[id(call.layer)]) > 1:
-                kind = object()  # equal to nothing else
-            else:
-                kind = (layer_signature(call.layer), tuple(str(t.shape) for t in call.outputs),
-                        tuple(str(t.shape) for t in call.reads))
-            self.kinds.append(signatures.setdefault(kind, len(signatures)))
+        self.kinds = [kinds.alone() if level == "layer" and len(calls_per_layer[id(call.layer)]) > 1
+                      else kinds.of_call(call) for call in calls]
+        self.alike = {}  # kind -> its positions, ascending
+        self.windows = {}  # the kinds of _WINDOW calls in a row -> the positions they start at, ascending
+        for i, kind in enumerate(self.kinds):
+            self.alike.setdefault(kind, []).append(i)
+        for i in range(n - _WINDOW + 1):
+            self.windows.setdefault(tuple(self.kinds[i:i + _WINDOW]), []).append(i)
+        self.lo = _last_reaching(self.reach)
+        self.hi = _first_below([min((source for source, _ in r), default=n) for r in self.reads], -1)
+        self.entry, self.first_external, self.alone = _entries(self.reads)
+        self.readers_of = {}  # source -> the positions reading it, ascending
+        read_of = {}  # source -> the tensor index read from it, None when more than one is
+        for i, r in enumerate(self.reads):
+            for source, tensor in r:
+                readers = self.readers_of.setdefault(source, [])
+                if not readers or readers[-1] != i:
+                    readers.append(i)
+                read_of[source] = tensor if read_of.get(source, tensor) == tensor else None
+        # Whether a block may end at i: one output of i is read, and in this container only.
+        self.exits = [reach < n and read_of.get(i) is not None for i, reach in enumerate(self.reach)]
+        self._hash_tokens()
+        self.exact = False
+
+    def _hash_tokens(self):
+        """Each call's token hashed (kind and wiring, every read inside the block), the prefix
+        hashes of their sequence, and what reading a source as the entry changes in each token."""
+        ids = {}
+        full = [ids.setdefault(self._token(i, lambda source: False), len(ids)) for i in range(self.n)]
+        as_entry = [{entry: ids.setdefault(self._token(i, lambda source, entry=entry: source == entry), len(ids))
+                     for entry, _ in r} for i, r in enumerate(self.reads)]
+        values = _token_values(len(ids))
+        self.prefix = [0]
+        for i in range(self.n):
+            self.prefix.append((self.prefix[-1] * _BASE + values[full[i]]) % _MODULUS)
+        self.power = [1]
+        for _ in range(self.n):
+            self.power.append(self.power[-1] * _BASE % _MODULUS)
+        self.delta = [{source: (values[token] - values[full[i]]) % _MODULUS for source, token in tokens.items()}
+                      for i, tokens in enumerate(as_entry)]
+
+    def _token(self, i, is_entry):
+        """Call ``i`` in a block: its kind and, per input, ``"entry"`` where ``is_entry(source)``
+        (a read of the block's entry), else how far back the call it reads is and which output."""
+        return self.kinds[i], tuple("entry" if is_entry(source) else (i - source, tensor)
+                                    for source, tensor in self.reads[i])
 
     def runs(self):
         found, start = [], 0
-        while start < len(self.calls):
-            period, blocks = self._longest_from(start)
-            if not period:
+        while start < self.n:
+            taken = self._run_from(start)
+            if taken is None:
                 start += 1
                 continue
-            # A run as long that starts within the first block is taken instead: its blocks end
-            # with the blocks' last calls, not with their successor's first (the same layers).
-            for later in range(start + 1, start + period):
-                later_period, later_blocks = self._longest_from(later)
-                if later_period * later_blocks >= period * blocks:
-                    start, period, blocks = later, later_period, later_blocks
+            start, period, blocks = taken
             found.append(Run([self.calls[start + b * period:start + (b + 1) * period] for b in range(blocks)]))
             start += period * blocks
         return found
+
+    def _run_from(self, start):
+        """``(start, period, blocks)`` of the run the scan takes at ``start``, or None."""
+        period, blocks = self._longest_from(start)
+        if not period:
+            return None
+        taken = start, period, blocks
+        # A run as long that starts within the first block is taken instead: its blocks end
+        # with the blocks' last calls, not with their successor's first (the same layers).
+        for later in range(start + 1, start + period):
+            later_period, later_blocks = self._longest_from(later)
+            if later_period * later_blocks >= taken[1] * taken[2]:
+                taken = later, later_period, later_blocks
+        if self.exact or (self._confirmed(start, period, blocks) and self._confirmed(*taken)):
+            return taken
+        self.exact = True  # two different blocks hashed alike: decide again by their signatures
+        taken = self._run_from(start)
+        self.exact = False
+        return taken
+
+    def _confirmed(self, start, period, blocks):
+        exact, self.exact = self.exact, True
+        confirmed = self._blocks_from(start, period) == blocks
+        self.exact = exact
+        return confirmed
 
     def _longest_from(self, start):
         """``(period, blocks)`` of the run from ``start`` covering the most calls (the
         shorter period on a tie), or ``(0, 0)`` when no run starts there."""
         best_period, best_blocks = 0, 0
-        for period in range(1, (len(self.calls) - start) // 2 + 1):
-            if self.kinds[start] != self.kinds[start + period]:
+        room = self.n - start
+        last = min(self.alone[start], start + room // 2)  # first blocks ending later read two tensors or cannot repeat
+        read_later = start  # first blocks ending up to here make a tensor read after them
+        for end in self._ends(start, last):
+            if read_later >= last or best_period * best_blocks == room:
+                break
+            period = end - start
+            if end <= read_later or period * (room // period) <= best_period * best_blocks:
+                continue  # the first block is no chain link, or even blocks up to the last call would not cover more
+            if self.lo[end] > start:
+                read_later = self.reach[self.lo[end] - 1]
                 continue
             blocks = self._blocks_from(start, period)
-            if blocks >= 2 and blocks * period > best_blocks * best_period:
+            if blocks >= 2 and blocks * period > best_period * best_blocks:
                 best_period, best_blocks = period, blocks
         return best_period, best_blocks
 
+    def _ends(self, start, last):
+        """The ends up to ``last`` of first blocks from ``start`` whose next block may be like
+        them, ascending: the later calls of its kind, and from ``_WINDOW`` calls on, the
+        later starts of the same ``_WINDOW`` kinds in a row."""
+        alike = self.alike[self.kinds[start]]
+        for index in range(bisect_right(alike, start), bisect_right(alike, min(last, start + _WINDOW - 1))):
+            yield alike[index]
+        if last >= start + _WINDOW:
+            same = self.windows[tuple(self.kinds[start:start + _WINDOW])]
+            for index in range(bisect_left(same, start + _WINDOW), bisect_right(same, last)):
+                yield same[index]
+
     def _blocks_from(self, start, period):
         """How many blocks of ``period`` calls from ``start`` form a run (1 when none does)."""
-        first = self._block(start, period, None)
-        if first is None:
-            return 1
-        signature, entry = first
-        blocks = 1
-        while start + (blocks + 1) * period <= len(self.calls):
-            begin = start + blocks * period
-            block = self._block(begin, period, begin - 1)
-            if block is None or block[0] != signature:
-                break
-            if not self.readers[begin - 1] <= set(range(begin, begin + period)):
-                break  # the previous exit is read beyond this block: it must stay the last
+        end = start + period
+        if not self.first_external[start] < end <= self.alone[start] or self.lo[end] > start:
+            return 1  # the first block reads no tensor, or two, from before it, or one it makes is read after it
+        signature = self._signature(start, period, self.entry[start])
+        blocks, begin = 1, end
+        while begin + period <= self.n and self._links(begin, period) \
+                and self._signature(begin, period, begin - 1) == signature:
             blocks += 1
+            begin += period
         return blocks
 
-    def _block(self, begin, period, entry_source):
-        """``(signature, entry)`` of the block of ``period`` calls from ``begin``, or None
-        when it is not a chain link: it reads more than one outside tensor (or, with
-        ``entry_source``, one not made by that call), or something besides its exit
-        is read outside it."""
+    def _links(self, begin, period):
+        """Whether the block of ``period`` calls from ``begin`` is a chain link after the
+        block before it: it reads one output of the call before it and nothing else from
+        before itself, that call is read in it only, and nothing it makes but its last
+        output is read after it."""
+        return (self.exits[begin - 1] and self.lo[begin + period] < begin
+                and self.hi[begin] >= begin + period)
+
+    def _signature(self, begin, period, entry):
+        """The block's signature (exactly, or hashed): its calls' tokens, where ``entry``
+        is the source of the one tensor it reads from before itself."""
         end = begin + period
-        entry, signature = None, []
-        for i in range(begin, end):
-            if i < end - 1 and not self.readers[i] <= set(range(begin, end)):
-                return None
-            wiring = []
-            for _, source, tensor_index in self.reads[i]:
-                if isinstance(source, int) and begin <= source:
-                    wiring.append((i - source, tensor_index))
-                    continue
-                if entry is None:
-                    entry = (source, tensor_index)
-                if (source, tensor_index) != entry or (entry_source is not None and source != entry_source):
-                    return None
-                wiring.append("entry")
-            signature.append((self.kinds[i], tuple(wiring)))
-        return (tuple(signature), entry) if entry is not None else None
+        if self.exact:
+            return tuple(self._token(i, lambda source: source < begin) for i in range(begin, end))
+        value = self.prefix[end] - self.prefix[begin] * self.power[period]
+        readers = self.readers_of.get(entry, ())
+        for index in range(bisect_left(readers, begin), bisect_left(readers, end)):
+            i = readers[index]
+            value += self.delta[i][entry] * self.power[end - 1 - i]
+        return value % _MODULUS
 
 
-def layer_signature(layer):
-    """What two layers share when one may stand for the other in a drawing: class
-    and config without the name; for a nested model, its calls' signatures and wiring."""
-    if plan_of(layer) is not None:
-        graph = walk(layer)
-        position = {id(call): i for i, call in enumerate(graph.calls)}
-        wiring = sorted((position[id(link.target)], link.reader[1], position[id(link.source)],
-                         link.tensor._keras_history.tensor_index) for link in graph.links)
-        return (type(layer).__name__, tuple(layer_signature(call.layer) for call in graph.calls), tuple(wiring))
-    try:
-        config = dict(layer.get_config())
-    except NotImplementedError:
-        return (type(layer).__name__, id(layer))  # a layer without a config stands only for itself
-    config.pop("name", None)
-    return (type(layer).__name__, repr(config))
+def _entries(reads):
+    """Per start position: the source of the first tensor made before it that the calls
+    from it on read, the first call that reads one, and the first call by which they have
+    read two (``len(reads)`` for none). One pass from the end, keeping the tensors made
+    before the start in the order of their next reader."""
+    n = len(reads)
+    entry, first, second = [None] * n, [n] * n, [n] * n
+    made = {}  # source -> the tensors of it that are read
+    for r in reads:
+        for tensor in r:
+            made.setdefault(tensor[0], set()).add(tensor)
+    waiting = OrderedDict()  # tensor made before start -> its first reader from start on, ascending
+    for start in range(n - 1, -1, -1):
+        for tensor in made.get(start, ()):
+            waiting.pop(tensor, None)
+        for tensor in reads[start]:
+            waiting[tensor] = start
+            waiting.move_to_end(tensor, last=False)
+        upcoming = iter(waiting.items())
+        (source, _), first[start] = next(upcoming, ((None, None), n))
+        entry[start] = source
+        second[start] = next(upcoming, (None, n))[1]
+    return entry, first, second
+
+
+def _token_values(count):
+    """A random 61-bit number per token, the same in every run."""
+    draw = random.Random(24)
+    return [draw.getrandbits(61) for _ in range(count)]
+
+
+def _last_reaching(reach):
+    """``lo[e]``: the smallest start ``x`` such that no call in ``[x, e - 1)`` is read at ``e``
+    or later (``reach[i]`` is the last reader of call ``i``); one pass with a stack."""
+    lo, stack = [0] * (len(reach) + 1), []  # stack: positions, ascending; their reach, descending
+    for end in range(len(reach) + 1):
+        if end >= 2:
+            while stack and reach[stack[-1]] <= reach[end - 2]:
+                stack.pop()
+            stack.append(end - 2)
+        while stack and reach[stack[-1]] < end:
+            stack.pop()
+        lo[end] = stack[-1] + 1 if stack else 0
+    return lo
+
+
+def _first_below(values, offset):
+    """``out[b]``: the first position ``i >= b`` with ``values[i] < b + offset`` (``len(values)``
+    when none); one pass from the end with a stack."""
+    n = len(values)
+    out, stack = [n] * (n + 1), []  # stack: positions, descending; their values, ascending
+    for begin in range(n - 1, -1, -1):
+        while stack and values[stack[-1]] >= values[begin]:
+            stack.pop()
+        stack.append(begin)
+        while stack and values[stack[-1]] >= begin + offset:
+            stack.pop()
+        out[begin] = stack[-1] if stack else n
+    return out

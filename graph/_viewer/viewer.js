@@ -92,8 +92,6 @@ var nodeweaveView = (function () {
     this.name = name;
     this.data = data;
     this.legend = raw.legend || null;
-    this.byKey = {};
-    this.boxes = [];
     var items = this.items = raw.items.map(function (entry) {
       return typeof entry === "number" ? { kind: "box", ref: entry } : entry;
     });
@@ -102,7 +100,6 @@ var nodeweaveView = (function () {
       var item = items[i];
       item.id = i;
       if (item.children) item.children.forEach(function (child) { items[child].parent = i; });
-      if (item.kind === "box") this.boxes.push(i);
       if (item.kind === "box" || item.kind === "model") {
         var call = name === "node" ? data.calls[item.ref] : null;
         var layer = call ? data.layers[call.layer] : data.layers[item.ref];
@@ -117,7 +114,6 @@ var nodeweaveView = (function () {
         item.className = "";
       }
       if (item.kind === "model") item.title = item.name + " (" + item.className + ")";
-      if (item.key !== undefined) this.byKey[item.key] = i;
       item.layout = null;
     }
     (raw.colours || []).forEach(function (colour) {
@@ -287,7 +283,6 @@ var nodeweaveView = (function () {
     this.renders = 0;
     this.build();
     this.fillWindow();
-    this.render();
     this.initialView();
     root.setAttribute("data-ready", "true");
   }
@@ -341,10 +336,10 @@ var nodeweaveView = (function () {
     this.listenPointer();
   };
 
-  /* A page of its own fills the window; in a notebook the view keeps the height it was given. */
+  /* A page of its own fills the window; in a notebook, or beside anything else, the view keeps its height. */
   View.prototype.fillWindow = function () {
     var root = this.root;
-    if (root.parentNode !== document.body) return;
+    if (root.parentNode !== document.body || document.body.children.length !== 1) return;
     var resize = function () {
       root.style.height = Math.max(300, window.innerHeight - root.getBoundingClientRect().top - 8) + "px";
     };
@@ -470,7 +465,7 @@ var nodeweaveView = (function () {
 
   /* What to highlight: matches of the search, the traced boxes, the selection. */
   View.prototype.marks = function () {
-    var level = this.level(), shownAs = this.shownAs, marks = { match: {}, holds: {}, traced: {}, current: -1 };
+    var shownAs = this.shownAs, marks = { match: {}, holds: {}, traced: {}, current: -1 };
     this.matches.forEach(function (id) {
       if (shownAs[id] === id) marks.match[id] = true;
       else marks.holds[shownAs[id]] = true;
@@ -484,7 +479,6 @@ var nodeweaveView = (function () {
       marks.tracedLeaves = traced;
     }
     marks.selected = this.selected;
-    marks.level = level;
     return marks;
   };
 
@@ -708,7 +702,7 @@ var nodeweaveView = (function () {
         }
       }
     }
-    this.trace = { from: id, direction: direction, set: set };
+    this.trace = { set: set };
     this.render();
     this.showCard(id);
   };

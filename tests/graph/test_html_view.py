@@ -359,6 +359,9 @@ def test_the_zoo_shows_every_box_and_edge_at_both_levels(browser, tmp_path):
     model = zoo()
     graph = walk(model, expand_nested=True)
     page = open_page(browser, tmp_path, model)
+    # A page of its own fills the window, whatever height= says.
+    assert page.run("return document.querySelector('.nwv').getBoundingClientRect().bottom") == pytest.approx(
+        page.run("return window.innerHeight") - 8, abs=1)
     boxes = page.shown()
     assert {key for key, (kind, *_) in boxes.items() if kind == "box"} == set(graph.vertices("layer"))
     assert page.open_groups() == {"level1", "level1/level2", "level1/level2/level3"}
@@ -453,6 +456,8 @@ def test_views_on_one_page_do_not_collide(browser, tmp_path):
     page = Page(browser, path, fragments[0])
     page.wait("return document.querySelectorAll('.nwv[data-ready]').length === 3")
     assert [len(page.shown(root)) for root in range(3)] == [17, 4, 17]
+    assert page.run("return Array.from(document.querySelectorAll('.nwv'), r => r.style.height)") == [
+        "600px", "300px", "600px"]
     page.driver.find_elements("css selector", ".nwv-search")[1].send_keys("drop1")
     assert page.run("return Array.from(document.querySelectorAll('.nwv'), r => r.querySelectorAll('.nwv-match')"
                     ".length)") == [0, 1, 0]

@@ -24,7 +24,7 @@ from importlib import resources
 
 from graph._format import shapes_text
 from graph._node_data import fill_colour, legend_stops, node_values
-from graph._repeats import find_runs
+from graph._repeats import runs_by_container
 from graph._walk import LEVELS, plan_of, walk
 from graph.profiler import profile
 
@@ -131,12 +131,17 @@ def view_data(model, node_data=None) -> dict:
     data = _tables(model, graph)
     layer_of = {layer["key"]: index for index, layer in enumerate(data["layers"])}
     call_of = {call["key"]: index for index, call in enumerate(data["calls"])}
+    runs = {"node": runs_by_container(graph, "node")}
+    if all(len(calls) == 1 for calls in graph.vertices("layer").values()):
+        # Every layer is called once: both levels group the same calls, so their runs are found once.
+        layer_key = {call.node_key: call.layer_key for call in graph.calls if call.expanded}
+        runs["layer"] = {layer_key.get(key): found for key, found in runs["node"].items()}
+    else:
+        runs["layer"] = runs_by_container(graph, "layer")
     data["levels"] = {}
-    # With every layer called once, both levels group the same calls: their runs are found once.
-    shared_runs = {} if all(len(calls) == 1 for calls in graph.vertices("layer").values()) else None
     for level in LEVELS:
         refs = layer_of if level == "layer" else call_of
-        data["levels"][level] = _Level(graph, level, refs, shared_runs).data(model, node_data)
+        data["levels"][level] = _Level(graph, level, refs, runs[level]).data(model, node_data)
     return data
 
 
@@ -211,7 +216,7 @@ class _Item:
 class _Level:
     """The tree of boxes and groups at one level ("layer" or "node") and its edges."""
 
-    def __init__(self, graph, level, refs, shared_runs=None):
+    def __init__(self, graph, level, refs, runs):
         self.level = level
         self.graph = graph
         self.items = [_Item("root", None)]
@@ -222,22 +227,19 @@ class _Level:
             nodes.setdefault(id(call.layer), set()).add(id(call.node))
         self.called_more_than_once = {layer for layer, called in nodes.items() if len(called) > 1}
         group_of = {None: 0}  # container key -> item id
-        leaves = {0: []}  # group id -> the Calls of its boxes, in order
         for call in graph.calls:
             key = call.key(level)
             parent = group_of[None if call.container is None else call.container.key(level)]
             if call.expanded and key not in group_of:
                 group_of[key] = self._add(_Item("model", parent, refs[key], key, self._name(call)))
                 self.call_of_item[group_of[key]] = call
-                leaves[group_of[key]] = []
             elif not call.expanded and key not in self.box_of:
                 self.box_of[key] = self._add(_Item("box", parent, refs[key]))
                 self.items[self.box_of[key]].ordinal = len(self.box_of)
                 self.call_of_item[self.box_of[key]] = call
-                leaves[parent].append(call)
         self.edges = self._edges()
-        for group, calls in leaves.items():
-            for run in self._runs(group, calls, shared_runs):
+        for container, group in group_of.items():
+            for run in runs.get(container, ()):
                 self._group_run(group, run)
         for group in range(len(self.items)):
             while self.items[group].kind != "box" and len(self.items[group].children) > BUDGET:
@@ -271,15 +273,6 @@ class _Level:
         if self.level == "node" and id(call.layer) in self.called_more_than_once:
             return call.call_name
         return call.layer.name
-
-    def _runs(self, group, calls, shared_runs):
-        """The runs among the boxes of ``group``, found once for both levels where they are the same."""
-        if shared_runs is None:
-            return find_runs(calls, self.graph.links, self.level)
-        container = id(self.call_of_item.get(group))
-        if container not in shared_runs:
-            shared_runs[container] = find_runs(calls, self.graph.links, self.level)
-        return shared_runs[container]
 
     def _add(self, item):
         self.items.append(item)
@@ -344,9 +337,11 @@ class _Level:
             end = max((cut for cut in range(start + (limit - start + 1) // 2, limit + 1) if clean[cut]), default=limit)
             cuts.append(end)
             start = end
+        regrouped = []
         for begin, end in zip([0, *cuts], [*cuts, len(children)]):
             members = children[begin:end]
             if len(members) < 2:
+                regrouped.extend(members)
                 continue
             first, last = self._first_leaf(members[0]), self._last_leaf(members[-1])
             first_call, last_call = self.call_of_item[first], self.call_of_item[last]
@@ -356,7 +351,10 @@ class _Level:
                             title=title)
             segment.children = members
             self.items.append(segment)
-            self._replace_children(group, members, len(self.items) - 1)
+            regrouped.append(len(self.items) - 1)
+            for member in members:
+                self.items[member].parent = regrouped[-1]
+        self.items[group].children = regrouped
 
     def _child_links(self, group):
         """``(source, start, end)`` per edge touching the children of ``group``: what makes the

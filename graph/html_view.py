@@ -4,9 +4,10 @@
 vendored layout library (dagre, ``graph/_viewer/``) and the viewer's own script
 and style, into one HTML fragment. The same string is a file (``save_html``), a
 notebook's ``text/html`` output and a VS Code output: nothing is fetched, no id
-or global is shared between two views on one page (each view finds its own root
-by an id made from its content), and names reach the page only as JSON read
-into ``textContent``.
+or global is shared between two views on one page (each view's script finds its
+root by an attribute holding a hash of its data, and starts every copy of it
+not yet started), and names reach the page only as JSON read into
+``textContent``.
 
 Groups are the expanded nested models, the runs of identical blocks (``×N``,
 ``graph._repeats``) and, where a group would hold more than ``BUDGET`` boxes,
@@ -20,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Mapping
 from importlib import resources
 
 from graph._format import shapes_text
@@ -34,7 +36,8 @@ _LONGEST_VALUE = 60  # config values longer than this are abbreviated
 _NOUNS = {"layer": "layers", "node": "calls"}
 
 
-def to_html(model, node_data=None, title=None, height=600) -> str:
+def to_html(model, node_data: str | Mapping[str, float] | None = None, title: str | None = None,
+            height: int = 600) -> str:
     """The interactive view of ``model``'s graph: one HTML document, nothing fetched.
 
     Boxes are layers (or calls, with the page's toggle); nested models and runs of
@@ -85,8 +88,13 @@ def to_html(model, node_data=None, title=None, height=600) -> str:
     )
 
 
-def save_html(model, path, **options) -> None:
+def save_html(model, path: str | os.PathLike, **options) -> None:
     """Writes ``to_html(model, **options)`` to ``path`` (UTF-8), a page that opens offline in any browser.
+
+    Args:
+        model: a functional model, as for ``to_html``.
+        path: the file to write (``graph.html``); an existing file is replaced.
+        **options: ``node_data``, ``title`` and ``height``, as for ``to_html``.
 
     Example:
         >>> import os, tempfile
@@ -103,8 +111,12 @@ def save_html(model, path, **options) -> None:
         file.write(page)
 
 
-def view_data(model, node_data=None) -> dict:
+def view_data(model, node_data: str | Mapping[str, float] | None = None) -> dict:
     """The JSON-able description of ``model``'s graph that the page draws.
+
+    Args:
+        model: a functional model, as for ``to_html``.
+        node_data: as for ``to_html``: adds each box's number and colour, and a legend.
 
     Returns:
         A dict with ``layers`` (``key``, ``class``, ``params``, ``weight_bytes``,

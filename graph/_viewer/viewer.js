@@ -490,6 +490,7 @@ var nodeweaveView = (function () {
     if (marks.current === item.id) classes.push("nwv-current");
     if (marks.traced[item.id]) classes.push("nwv-traced");
     if (marks.selected === item.id) classes.push("nwv-selected");
+    if (item.fill) classes.push("nwv-filled");
     var element = svg("g", {
       "class": classes.join(" "),
       "data-item": String(item.id),

@@ -490,3 +490,28 @@ def test_names_reach_the_page_as_text(browser, tmp_path):
     assert page.run("return document.querySelectorAll('.nwv img').length") == 0
     assert page.run("return document.querySelector('.nwv-box:last-of-type .nwv-name').textContent") == name
     assert page.run("return document.title") == "m"
+
+
+def test_drag_pans_the_wheel_zooms_and_fit_shows_everything(browser, tmp_path, resnet50):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    page = open_page(browser, tmp_path, resnet50)
+    transform = "return document.querySelector('.nwv-svg > g').getAttribute('transform')"
+
+    def numbers():
+        return [float(n) for n in re.findall(r"-?[\d.]+", page.run(transform))]
+
+    x, y, scale = numbers()
+    stage = page.driver.find_element("css selector", ".nwv-svg")
+    ActionChains(page.driver).move_to_element_with_offset(stage, -400, 0).click_and_hold() \
+        .move_by_offset(120, -200).release().perform()
+    assert numbers() == pytest.approx([x + 120, y - 200, scale])
+    ActionChains(page.driver).scroll_from_origin(ScrollOrigin.from_element(stage), 0, -300).perform()
+    assert numbers()[2] > scale
+    page.click(".nwv-fit")
+    inside = page.run("""
+        const stage = document.querySelector('.nwv-stage').getBoundingClientRect();
+        return Array.from(document.querySelectorAll('[data-item] > .nwv-body'), e => e.getBoundingClientRect())
+          .every(r => r.left >= stage.left && r.right <= stage.right && r.top >= stage.top && r.bottom <= stage.bottom);""")
+    assert inside and numbers()[2] < scale

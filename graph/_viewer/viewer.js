@@ -265,7 +265,7 @@ var nodeweaveView = (function () {
   /* The page of one view. */
   function View(root) {
     this.root = root;
-    var data = JSON.parse(root.querySelector("script.nwv-data").textContent);
+    var data = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
     nameKeys(data);
     this.data = data;
     var nojs = root.querySelector(".nwv-nojs");

@@ -463,9 +463,17 @@ def test_views_on_one_page_do_not_collide(browser, tmp_path):
                     ".length)") == [0, 1, 0]
 
 
-def test_a_view_inserted_as_notebooks_insert_outputs(browser, tmp_path):
-    """VS Code sets an output's innerHTML, then runs a copy of each script appended to the output element."""
-    page_text = to_html(zoo())
+# How front ends run an output's scripts after setting its innerHTML (which runs none): JupyterLab
+# (evalInnerHTMLScriptTags) puts a copy in each script's place; VS Code's renderer appends a copy of
+# each to the output element and removes it at once.
+RUN_SCRIPTS = {
+    "jupyterlab": "old.parentNode.replaceChild(copy, old);",
+    "vscode": "output.appendChild(copy).parentNode.removeChild(copy);",
+}
+
+
+@pytest.mark.parametrize("front_end", sorted(RUN_SCRIPTS))
+def test_a_view_inserted_as_notebooks_insert_outputs(browser, tmp_path, front_end):
     path = tmp_path / "host.html"
     path.write_text("<!DOCTYPE html><html><body><div id='output'></div></body></html>")
     browser.get(path.as_uri())
@@ -476,11 +484,13 @@ def test_a_view_inserted_as_notebooks_insert_outputs(browser, tmp_path):
           const copy = document.createElement('script');
           copy.text = old.text;
           if (old.type) copy.type = old.type;
-          output.appendChild(copy).parentNode.removeChild(copy);
-        }""", page_text)
+          new Function('output', 'old', 'copy', arguments[1])(output, old, copy);
+        }""", to_html(zoo()), RUN_SCRIPTS[front_end])
     assert browser.execute_script("return document.querySelector('.nwv').dataset.ready") == "true"
     assert len(browser.find_elements("css selector", ".nwv [data-kind='box']")) == 14
     assert browser.execute_script("return document.querySelector('.nwv').style.height") == "600px"
+    assert browser.execute_script("return getComputedStyle(document.querySelector('.nwv-nojs')).display") == "none"
+    assert browser.get_log("browser") == []
 
 
 def test_names_reach_the_page_as_text(browser, tmp_path):

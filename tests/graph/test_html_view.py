@@ -103,6 +103,7 @@ def dropout_chain(length):
 
 @pytest.fixture(scope="module")
 def resnet50():
+    """ResNet50 as Keras builds it (weights=None, 32x32 inputs), read from its JSON config."""
     import keras
 
     text = keras.applications.ResNet50(weights=None, input_shape=(32, 32, 3)).to_json()
@@ -197,6 +198,7 @@ def test_segments_end_where_one_tensor_crosses(densenet):
     assert len(visible_keys(data, "layer")) <= BUDGET
 
 
+@pytest.mark.slow  # Keras builds ResNet50 once for the module: 5-15 s on 2 cores
 def test_groups_open_depth_by_depth_within_the_budget(resnet50):
     data = view_data(resnet50)
     for level in ("layer", "node"):
@@ -407,6 +409,7 @@ def test_a_card_shows_class_config_calls_and_costs(browser, tmp_path):
     assert traced == nx.ancestors(to_networkx(model), "shared") | {"shared"}
 
 
+@pytest.mark.slow  # Keras builds ResNet50 once for the module: 5-15 s on 2 cores
 def test_resnet50_opens_its_runs_and_finds_a_layer(browser, tmp_path, resnet50):
     page = open_page(browser, tmp_path, resnet50)
     boxes = page.shown()
@@ -502,6 +505,7 @@ def test_names_reach_the_page_as_text(browser, tmp_path):
     assert page.run("return document.title") == "m"
 
 
+@pytest.mark.slow  # Keras builds ResNet50 once for the module: 5-15 s on 2 cores
 def test_drag_pans_the_wheel_zooms_and_fit_shows_everything(browser, tmp_path, resnet50):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.actions.wheel_input import ScrollOrigin

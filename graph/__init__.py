@@ -1,9 +1,12 @@
-"""Looking at graphs: drawing, querying and summarizing models."""
+"""Looking at graphs: drawing, viewing, querying, summarizing and exporting models."""
 
 from graph.display import summary_html
+from graph.html_view import save_html, to_html
+from graph.mermaid import to_mermaid
+from graph.model_explorer import save_model_explorer, to_model_explorer
 from graph.model_summary import summary, summary_text
 from graph.networkx_graph import to_networkx
-from graph.plot import model_to_dot, plot_model
+from graph.plot import model_to_dot, plot_model, static_svg
 from graph.profiler import Profile, profile
 from graph.tabular import print_tabular
 
@@ -13,8 +16,14 @@ __all__ = [
     "plot_model",
     "print_tabular",
     "profile",
+    "save_html",
+    "save_model_explorer",
+    "static_svg",
     "summary",
     "summary_html",
     "summary_text",
+    "to_html",
+    "to_mermaid",
+    "to_model_explorer",
     "to_networkx",
 ]

@@ -88,9 +88,10 @@ def with_igraph(n, edges):
     import igraph
 
     drawn = igraph.Graph(n=n, edges=edges, directed=True).layout_sugiyama()
+    coords = drawn.coords  # a copy at each reading
     segments = []
     for (source, target), route in zip(edges, drawn.edge_routing):
-        points = [tuple(drawn.coords[source]), *map(tuple, route), tuple(drawn.coords[target])]
+        points = [tuple(coords[source]), *map(tuple, route), tuple(coords[target])]
         if points[0][1] > points[-1][1]:
             points.reverse()
         segments += [(round(a[1]), a[0], b[0]) for a, b in itertools.pairwise(points)]

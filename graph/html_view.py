@@ -234,22 +234,26 @@ class _Level:
         self.items = [_Item("root", None)]
         self.box_of = {}  # box key -> item id
         self.call_of_item = {}  # item id -> the Call it was made from (its first call)
+        box_of_call = {}  # id(Call) -> the item id of its box, for every call drawn
         nodes = {}
         for call in graph.calls:
             nodes.setdefault(id(call.layer), set()).add(id(call.node))
         self.called_more_than_once = {layer for layer, called in nodes.items() if len(called) > 1}
         group_of = {None: 0}  # container key -> item id
         for call in graph.calls:
-            key = call.key(level)
+            key = call.layer_key if level == "layer" else call.node_key
             parent = group_of[None if call.container is None else call.container.key(level)]
-            if call.expanded and key not in group_of:
-                group_of[key] = self._add(_Item("model", parent, refs[key], key, self._name(call)))
-                self.call_of_item[group_of[key]] = call
-            elif not call.expanded and key not in self.box_of:
+            if call.expanded:
+                if key not in group_of:
+                    group_of[key] = self._add(_Item("model", parent, refs[key], key, self._name(call)))
+                    self.call_of_item[group_of[key]] = call
+                continue
+            if key not in self.box_of:
                 self.box_of[key] = self._add(_Item("box", parent, refs[key]))
                 self.items[self.box_of[key]].ordinal = len(self.box_of)
                 self.call_of_item[self.box_of[key]] = call
-        self.edges = self._edges()
+            box_of_call[id(call)] = self.box_of[key]
+        self.edges = self._edges(box_of_call)
         for container, group in group_of.items():
             for run in runs.get(container, ()):
                 self._group_run(group, run)
@@ -293,11 +297,12 @@ class _Level:
             self.items[item.parent].children.append(index)
         return index
 
-    def _edges(self):
-        """The distinct (source box, target box) pairs of the level's tensor reads, self-loops left out."""
+    def _edges(self, box_of_call):
+        """The distinct (source box, target box) pairs of the level's tensor reads (``graph.edges(level)``,
+        whose finer distinctions the boxes merge anyway), self-loops left out."""
         edges = {}
-        for source, target, _ in self.graph.edges(self.level):
-            pair = (self.box_of[source], self.box_of[target])
+        for link in self.graph.links:
+            pair = (box_of_call[id(link.source)], box_of_call[id(link.target)])
             if pair[0] != pair[1]:
                 edges[pair] = None
         return list(edges)

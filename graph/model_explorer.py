@@ -23,8 +23,14 @@ writes them, without the fields nodeweave has nothing for:
   among the reader's inputs;
 - ``outputsMetadata``: each output's ``shape`` and ``dtype``, which Model
   Explorer can show on the edges;
-- ``groupNodeAttributes``: what each group is (a nested model, a run), and the
-  model's totals under the empty namespace, shown when nothing is selected.
+- ``groupNodeAttributes``: what each group is (a nested model, a run, a
+  section), and the model's totals under the empty namespace, shown when
+  nothing is selected.
+
+Model Explorer lays out the whole of a group when it processes a graph: on two
+cores, a group of 2,000 calls takes it seconds and one of 4,000 more than five
+minutes. So a group (the model included) of more than 100 members, calls and
+groups, is split into ``section_<i>_of_<n>`` groups of consecutive members.
 """
 
 import json
@@ -38,6 +44,7 @@ from graph.profiler import profile
 
 _LONGEST = 200  # characters of a config value shown; a vocabulary or a weight list is cut there
 _OWN_KEYS = ("name", "class_name", "output_shapes", "params", "flops")  # config entries with these keys are left out
+_LARGEST_GROUP = 100  # members of one group, calls and groups; more are split into sections
 
 
 def to_model_explorer(model, collapse_repeats=True) -> dict:
@@ -69,9 +76,13 @@ def to_model_explorer(model, collapse_repeats=True) -> dict:
     costs = profile(model)
     flops = {row["node"]: row["flops"] for row in costs.rows}
     total = ("≥ " if costs.uncounted["flops"] else "") + str(costs.totals["flops"])
-    groups = {"": {"name": model.name, "class_name": type(model).__name__, "params": str(model.count_params()),
-                   "flops": total}}
-    namespaces = _namespaces(graph, names, groups, collapse_repeats)
+    paths, groups = _namespaces(graph, names, collapse_repeats)
+    calls = [call for call in graph.calls if not call.expanded]
+    sections = _Sections(calls, paths)
+    attributes = {"": {"name": model.name, "class_name": type(model).__name__, "params": str(model.count_params()),
+                       "flops": total}}
+    attributes.update((sections.namespace(path), group) for path, group in groups.items())
+    attributes.update(sections.attributes({id(call): call.node_key for call in calls}))
     incoming = {}
     for _, target, link in graph.edges("node"):
         reader, index = link.reader
@@ -82,9 +93,7 @@ def to_model_explorer(model, collapse_repeats=True) -> dict:
             "targetNodeInputId": str(index if reader is link.target.node else 0),
         })
     nodes, first_calls = [], {}
-    for call in graph.calls:
-        if call.expanded:
-            continue
+    for call in calls:
         first = first_calls.setdefault(id(call.layer), call.node_key)
         attrs = [("name", call.layer_key), ("class_name", type(call.layer).__name__), *_config(call.layer),
                  ("output_shapes", shapes_text(call.outputs)),
@@ -95,14 +104,14 @@ def to_model_explorer(model, collapse_repeats=True) -> dict:
         nodes.append({
             "id": call.node_key,
             "label": type(call.layer).__name__,
-            "namespace": namespaces[id(call)],
+            "namespace": sections.namespace(paths[id(call)], id(call)),
             "attrs": [{"key": key, "value": value} for key, value in attrs],
             "incomingEdges": incoming.get(call.node_key, []),
             "outputsMetadata": [{"id": str(index), "attrs": [{"key": "shape", "value": str(tensor.shape)},
                                                              {"key": "dtype", "value": str(tensor.dtype)}]}
                                 for index, tensor in enumerate(call.outputs)],
         })
-    return {"label": model.name, "graphs": [{"id": model.name, "nodes": nodes, "groupNodeAttributes": groups}]}
+    return {"label": model.name, "graphs": [{"id": model.name, "nodes": nodes, "groupNodeAttributes": attributes}]}
 
 
 def save_model_explorer(model, path, collapse_repeats=True) -> None:
@@ -130,34 +139,72 @@ def save_model_explorer(model, path, collapse_repeats=True) -> None:
         json.dump(collection, file, ensure_ascii=False, separators=(",", ":"))
 
 
-def _namespaces(graph, names, groups, collapse_repeats):
-    """The namespace of each call drawn, by ``id(call)``; adds each group's attributes to ``groups``."""
-    namespaces = {}  # id(call) -> its namespace; for an expanded nested model, the namespace of its calls
+def _namespaces(graph, names, collapse_repeats):
+    """The namespace of each call drawn as a tuple of names, by ``id(call)``, and each
+    group's attributes by its namespace."""
+    paths, groups = {}, {}  # for an expanded nested model's call, paths holds the namespace of its calls
     sequences = {}  # id of the container (None: the model) -> its calls drawn, in execution order
     for call in graph.calls:
-        outer = "" if call.container is None else namespaces[id(call.container)]
+        outer = () if call.container is None else paths[id(call.container)]
         if not call.expanded:
-            namespaces[id(call)] = outer
-            sequences.setdefault(id(call.container) if call.container else None, []).append(call)
+            paths[id(call)] = outer
+            sequences.setdefault(None if call.container is None else id(call.container), []).append(call)
             continue
-        namespaces[id(call)] = _join(outer, names.of(call))
-        groups[namespaces[id(call)]] = {"name": call.layer_key, "class_name": type(call.layer).__name__,
-                                        "params": str(call.layer.count_params())}
+        paths[id(call)] = (*outer, names.of(call))
+        groups[paths[id(call)]] = {"name": call.layer_key, "class_name": type(call.layer).__name__,
+                                   "params": str(call.layer.count_params())}
     if collapse_repeats:
         for calls in sequences.values():
             for run in find_runs(calls, graph.links, "node"):
                 first, last = run.blocks[0], run.blocks[-1]
-                namespace = _join(namespaces[id(first[0])], f"{names.of(first[0])}_x{len(run.blocks)}")
+                path = (*paths[id(first[0])], f"{names.of(first[0])}_x{len(run.blocks)}")
                 layers = {id(call.layer): call.layer for block in run.blocks for call in block}
-                groups[namespace] = {"blocks": str(len(run.blocks)), "first": names.of(first[0]),
-                                     "last": names.of(last[-1]),
-                                     "params": str(sum(layer.count_params() for layer in layers.values()))}
-                namespaces.update((id(call), namespace) for block in run.blocks for call in block)
-    return namespaces
+                groups[path] = {"blocks": str(len(run.blocks)), "first": names.of(first[0]),
+                                "last": names.of(last[-1]),
+                                "params": str(sum(layer.count_params() for layer in layers.values()))}
+                paths.update((id(call), path) for block in run.blocks for call in block)
+    return paths, groups
 
 
-def _join(namespace, name):
-    return f"{namespace}/{name}" if namespace else name
+class _Sections:
+    """Where groups of more than ``_LARGEST_GROUP`` members (calls and groups) are split into
+    ``section_<i>_of_<n>`` groups of consecutive members: Model Explorer lays out a whole
+    group at once, and takes minutes over thousands of members where it takes seconds over
+    hundreds. ``namespace`` writes a path with its sections."""
+
+    def __init__(self, calls, paths):
+        members = {}  # namespace -> its members in execution order: a group's name, or a Call's id
+        for call in calls:
+            path = paths[id(call)]
+            for depth in range(len(path) + 1):
+                members.setdefault(path[:depth], {}).setdefault(path[depth] if depth < len(path) else id(call))
+        self.section = {}  # (namespace, member) -> the name of the member's section
+        self.bounds = {}  # (namespace, section name) -> its first and last member
+        for namespace, held in members.items():
+            if len(held) > _LARGEST_GROUP:
+                count = -(-len(held) // _LARGEST_GROUP)
+                size = -(-len(held) // count)
+                for index, member in enumerate(held):
+                    name = f"section_{index // size + 1}_of_{count}"
+                    self.section[namespace, member] = name
+                    self.bounds.setdefault((namespace, name), [member, member])[1] = member
+
+    def attributes(self, keys):
+        """Each section's namespace and attributes, its first and last member (a call by its key in ``keys``)."""
+        for (path, name), bounds in self.bounds.items():
+            first, last = (keys.get(member, member) for member in bounds)
+            yield "/".join(filter(None, (self.namespace(path), name))), {"first": first, "last": last}
+
+    def namespace(self, path, member=None):
+        """``path`` (of the group ``member`` is in, or of a group when None) as a namespace, with sections."""
+        names = []
+        for depth in range(len(path) + (member is not None)):
+            name = self.section.get((path[:depth], path[depth] if depth < len(path) else member))
+            if name is not None:
+                names.append(name)
+            if depth < len(path):
+                names.append(path[depth])
+        return "/".join(names)
 
 
 def _config(layer):

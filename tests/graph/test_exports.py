@@ -318,3 +318,23 @@ def test_save_model_explorer_writes_the_collection(tmp_path):
     path = tmp_path / "zoo.json"
     save_model_explorer(model, path)
     assert json.loads(path.read_text(encoding="utf-8")) == to_model_explorer(model)
+
+
+def test_model_explorer_splits_big_groups_into_sections_of_consecutive_calls():
+    x = h = Input(shape=(2,), name="x")
+    calls = 250  # past 2 sections of Model Explorer's largest group here, 100
+    for index in range(calls - 1):
+        h = Dense(2, name=f"d{index}")(h) if index % 2 else Dense(2, activation="relu", name=f"d{index}")(h)
+    graph = to_model_explorer(Model(x, h), collapse_repeats=False)["graphs"][0]
+    namespaces = [node["namespace"] for node in graph["nodes"]]
+    sections = list(dict.fromkeys(namespaces))
+    assert len(sections) == -(-calls // 100) and all(name.endswith(f"_of_{len(sections)}") for name in sections)
+    assert all(Counter(namespaces)[name] <= 100 for name in sections)
+    assert namespaces == sorted(namespaces, key=sections.index), "a section holds consecutive calls"
+    first, last = graph["nodes"][0]["id"], graph["nodes"][namespaces.index(sections[1]) - 1]["id"]
+    assert graph["groupNodeAttributes"][sections[0]] == {"first": first, "last": last}
+    model = residual_stack(blocks=calls)  # one run of 250 blocks: its group is split, the model's is not
+    graph = to_model_explorer(model)["graphs"][0]
+    inside = Counter(node["namespace"] for node in graph["nodes"])
+    assert {namespace.partition("/")[0] for namespace in inside if namespace} == {f"block0_a_x{calls}"}
+    assert max(inside.values()) <= 100 and len(inside) == 1 + -(-calls * 3 // 100)

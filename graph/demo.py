@@ -1,7 +1,6 @@
 """The main job: train a functional CNN on scikit-learn's digits, show its graph
 and how it trained, and save it."""
 
-import shutil
 import time
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def build_digits_model():
 
 def run_demo(epochs=12, print_fn=print):
     from engine.utils import set_random_seed
-    from graph import plot_model, print_tabular
+    from graph import print_tabular
 
     set_random_seed(0)
     (x_train, y_train), (x_test, y_test) = load_digits_split()
@@ -55,19 +54,20 @@ def run_demo(epochs=12, print_fn=print):
     print_fn(f"\nTest accuracy: {accuracy:.4f} (loss {loss:.4f}) after {epochs} epochs in {seconds:.1f} s")
 
     OUTPUT.mkdir(exist_ok=True)
-    image = _draw(model, plot_model, print_fn)
+    image, view = _draw(model)
     model.save(OUTPUT / "digits_cnn.nw")
     print_fn(f"Graph image: {image.resolve()}")
+    print_fn(f"Interactive view (open it in a browser): {view.resolve()}")
     print_fn(f"Saved model: {(OUTPUT / 'digits_cnn.nw').resolve()} (try: nodeweave summary {OUTPUT / 'digits_cnn.nw'})")
     return model, accuracy
 
 
-def _draw(model, plot_model, print_fn):
-    image = OUTPUT / "digits_cnn.png"
-    if shutil.which("dot") is None:
-        image = OUTPUT / "digits_cnn.dot"
-        print_fn("graphviz's `dot` is not installed, so the graph is written as DOT source instead of PNG.")
+def _draw(model):
+    """The graph as a picture (``dot``'s, or the built-in layout's without it) and as
+    the interactive view, its boxes coloured by FLOPs; returns both paths."""
+    from graph import plot_model, save_html
+
+    image, view = OUTPUT / "digits_cnn.png", OUTPUT / "digits_cnn.html"
     plot_model(model, to_file=str(image), show_shapes=True, show_params=True)
-    return image
-
-
+    save_html(model, view, node_data="flops")
+    return image, view

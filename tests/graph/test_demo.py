@@ -1,7 +1,7 @@
 """The README's main job: the digits CNN trains to a useful accuracy (behaviour, not timing)."""
 
 from engine.utils import set_random_seed
-from graph import demo, plot_model
+from graph import demo
 from graph.demo import build_digits_model, load_digits_split
 
 
@@ -17,11 +17,10 @@ def test_digits_cnn_has_a_branch_and_learns_the_digits():
     assert accuracy > 0.95
 
 
-def test_without_dot_the_graph_is_written_as_dot_source(tmp_path, monkeypatch):
+def test_without_dot_the_graph_is_still_drawn_and_the_view_written(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` on PATH
     monkeypatch.setattr(demo, "OUTPUT", tmp_path)
-    messages = []
-    image = demo._draw(build_digits_model(), plot_model, messages.append)
-    assert image == tmp_path / "digits_cnn.dot"
-    assert image.read_text().startswith("digraph")
-    assert "not installed" in messages[0]
+    image, view = demo._draw(build_digits_model())
+    assert image == tmp_path / "digits_cnn.png" and image.read_bytes().startswith(b"\x89PNG")
+    page = view.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and '"merge"' in page and "FLOPs" in page

@@ -229,14 +229,16 @@ def test_dot_file_needs_no_dot_program(tmp_path, monkeypatch):
     assert path.read_text() == dot.source
 
 
-def test_missing_dot_program_says_so_and_how_to_install_it(tmp_path, monkeypatch):
+def test_without_dot_a_format_only_dot_draws_says_so_and_how_to_install_it(tmp_path, monkeypatch):
+    """PNG, SVG and PDF are drawn by the built-in layout (tests/graph/test_static_layout.py); a GIF needs dot."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    path = tmp_path / "zoo.png"
+    path = tmp_path / "zoo.gif"
     with pytest.raises(RuntimeError) as error:
         plot_model(zoo(), to_file=str(path))
     message = str(error.value)
     assert "plot_model cannot render model 'zoo'" in message
     assert "the graphviz `dot` program was not found on PATH" in message
+    assert "without it plot_model draws only .png, .svg, .pdf" in message
     for command in ("apt-get install graphviz", "brew install graphviz", "conda install graphviz"):
         assert command in message
     assert "to_file='model.dot'" in message

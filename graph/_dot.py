@@ -14,37 +14,11 @@ import html
 
 import graphviz
 
-from graph._scene import build_scene, format_value
+from graph._scene import format_value
 
 _FONT = "Helvetica"
 _MUTED = "gray40"
 LEGEND_ID = "legend%/"
-
-
-def graph_to_dot(graph, name, rankdir="TB", dpi=None, per_call=False, shown=None, collapse_repeats=False,
-                 node_values=None, **facts) -> graphviz.Digraph:
-    """Draws the calls and links of a ``graph._walk.ModelGraph`` (a model's, from
-    ``walk``, or a tensor's, from ``ancestry``): ``model_to_dot`` after the walk.
-
-    Args:
-        graph: the ModelGraph.
-        name: the name of the ``graphviz.Digraph``.
-        rankdir, dpi, per_call, collapse_repeats: as for ``model_to_dot``.
-        shown, node_values, **facts: what the picture shows, as for
-            ``graph._scene.build_scene``.
-
-    Example:
-        >>> from engine import Input
-        >>> from layers import Dense
-        >>> from graph._walk import ancestry
-        >>> x = Input(shape=(3,), name="x")
-        >>> dot = graph_to_dot(ancestry(Dense(2, name="d")(x)), "y", per_call=True)
-        >>> '"x[0]" -> "d[0]"' in dot.source
-        True
-    """
-    scene = build_scene(graph, per_call=per_call, shown=shown, collapse_repeats=collapse_repeats,
-                        node_values=node_values, **facts)
-    return scene_to_dot(scene, name, rankdir, dpi)
 
 
 def scene_to_dot(scene, name, rankdir="TB", dpi=None) -> graphviz.Digraph:

@@ -27,6 +27,9 @@ ROW_FIELDS = {
                      "local_cluster_samples_per_s", "block_generation_samples_per_s"},
     "streaming_memory": {"data", "array_mb", "seconds", "peak_mb"},
     "keras_apps": {"case", "seconds", "ratios"},
+    "repeats": {"layers", "seconds", "new_ms_per_1000_layers"},
+    "static_layout": {"graph", "layers", "edges", "built_in", "dot_seconds"},
+    "html_view": {"graph", "layers", "to_html_seconds", "first_render_seconds", "page_kb"},
 }
 
 

@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench docs system-deps
+.PHONY: demo test bench docs system-deps browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,11 +12,15 @@ $(BIN)/python:
 system-deps:
 	@command -v dot >/dev/null 2>&1 || bash .ci/install-graphviz
 
+# Headless Chromium and ChromeDriver: the tests open the HTML view in a real browser.
+browser:
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || bash .ci/install-chromium
+
 demo: $(BIN)/python system-deps
 	$(BIN)/python -m pip install --quiet -e ".[demo]"
 	$(BIN)/nodeweave demo
 
-test: $(BIN)/python system-deps
+test: $(BIN)/python system-deps browser
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	KERAS_BACKEND=jax $(BIN)/python -m pytest
 

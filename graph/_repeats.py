@@ -21,15 +21,18 @@ its first block: that one is taken, so that blocks end with their own last
 layer (after a unique block, its last call is alike the last call of every
 block, and would otherwise start the run). The scan resumes after the run.
 
-How it is found in near-linear time: the periods tried from a call are the
-distances to the later calls of its kind; whether a block is a chain link is
-answered in O(1) from two arrays worked out once (how far back a block must start
-so that nothing it makes but its last output is read after it, and how far a
-block may reach before a call reads from before its entry); and blocks are
-compared by a polynomial hash of their calls' tokens, a prefix sum plus a term per
-read of the entry. A period that covers every call left ends the search. Hashes
-only find runs: each run taken is confirmed by comparing its blocks' signatures
-exactly, and on a collision the step is decided again by exact comparison alone.
+How it is found, in near-linear time: from a call, the periods tried are the
+distances to the later calls of its kind (from ``_WINDOW`` calls on, to the later
+places where the same ``_WINDOW`` kinds in a row start), shortest first, up to the
+first block that would read a second tensor from before it. Whether a block is a
+chain link is answered in O(1) from arrays worked out in one pass each (how far
+back a block must start for nothing it makes but its exit to be read after it; how
+far it may reach before a call reads from before its entry; which tensors from
+before a start are read first). Blocks are compared by a polynomial hash of their
+calls' tokens: a difference of prefix hashes, plus a term per read of the entry. A
+period covering every call left ends the search. Hashes only find runs: each run
+the scan takes is confirmed by comparing its blocks' signatures exactly, and after
+a collision the step is decided again by exact comparison.
 """
 
 import random
@@ -168,19 +171,7 @@ class _Scan:
     def __init__(self, calls, links, level, kinds):
         self.calls = calls
         self.n = n = len(calls)
-        position = {id(call): i for i, call in enumerate(calls)}
-        outside = {}  # id(Call) in another container -> its negative number
-        reads = [[] for _ in calls]  # per call: (input index, source, tensor index)
-        self.reach = [-1] * n  # per call: its last reader; n for one elsewhere, -1 for none
-        for link in links:
-            source, target = position.get(id(link.source)), position.get(id(link.target))
-            if source is not None:
-                self.reach[source] = n if target is None else max(self.reach[source], target)
-            if target is not None:
-                if source is None:
-                    source = outside.setdefault(id(link.source), -1 - len(outside))
-                reads[target].append((link.reader[1], source, link.tensor._keras_history.tensor_index))
-        self.reads = [[(source, tensor) for _, source, tensor in sorted(r, key=lambda read: read[0])] for r in reads]
+        self.reads, self.reach = _reads(calls, links)
         calls_per_layer = {}
         for call in calls:
             calls_per_layer.setdefault(id(call.layer), set()).add(id(call.node))
@@ -334,6 +325,25 @@ class _Scan:
             i = readers[index]
             value += self.delta[i][entry] * self.power[end - 1 - i]
         return value % _MODULUS
+
+
+def _reads(calls, links):
+    """Per call, the ``(source, tensor index)`` it reads in input order (a source in another
+    container numbered -1, -2, ...), and its last reader (``len(calls)`` for one elsewhere,
+    -1 for none)."""
+    n = len(calls)
+    position = {id(call): i for i, call in enumerate(calls)}
+    outside = {}  # id(Call) in another container -> its negative number
+    reads, reach = [[] for _ in calls], [-1] * n
+    for link in links:
+        source, target = position.get(id(link.source)), position.get(id(link.target))
+        if source is not None:
+            reach[source] = n if target is None else max(reach[source], target)
+        if target is not None:
+            if source is None:
+                source = outside.setdefault(id(link.source), -1 - len(outside))
+            reads[target].append((link.reader[1], source, link.tensor._keras_history.tensor_index))
+    return [[(source, tensor) for _, source, tensor in sorted(r, key=lambda read: read[0])] for r in reads], reach
 
 
 def _entries(reads):

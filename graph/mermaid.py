@@ -20,8 +20,8 @@ import warnings
 
 from graph._scene import build_scene
 from graph._walk import walk
+from graph.plot import check_drawing_options
 
-_RANKDIRS = ("TB", "LR", "BT", "RL")
 # Mermaid's default maxTextSize: past it, Mermaid (and GitHub) shows "Maximum text size in diagram exceeded".
 MAX_TEXT_SIZE = 50_000
 # What a quoted label cannot hold as it is; and ":" before anything but a space, since Mermaid cuts the
@@ -81,7 +81,7 @@ def to_mermaid(model, show_shapes=False, show_dtype=False, show_layer_names=True
             n_d["<b>d</b> (Dense)<br>output: (None, 2)"]
             n_x --> n_d
     """
-    _check_options(rankdir, expand_nested, max_depth)
+    check_drawing_options("to_mermaid", rankdir, expand_nested, max_depth)
     scene = build_scene(walk(model, expand_nested, max_depth), per_call=per_call, collapse_repeats=collapse_repeats,
                         show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
                         show_activations=show_layer_activations, show_trainable=show_trainable,
@@ -100,17 +100,6 @@ def to_mermaid(model, show_shapes=False, show_dtype=False, show_layer_names=True
                       "expand_nested and max_depth; or open the whole graph in Model Explorer "
                       "(graph.save_model_explorer).", stacklevel=2)
     return text
-
-
-def _check_options(rankdir, expand_nested, max_depth):
-    if rankdir not in _RANKDIRS:
-        raise ValueError(f"to_mermaid expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
-    if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
-        raise ValueError(f"max_depth must be a positive integer (how many levels of nested models to expand) "
-                         f"or None, but received {max_depth!r}.")
-    if max_depth is not None and not expand_nested:
-        raise ValueError(f"max_depth={max_depth} limits how deep expand_nested expands nested models, but "
-                         "expand_nested is False. Pass expand_nested=True as well, or leave max_depth out.")
 
 
 def _nest(boxes, clusters, ids):

@@ -22,7 +22,7 @@ from graph._scene import build_scene
 from graph._svg import layout_to_svg
 from graph._walk import walk
 
-_RANKDIRS = ("TB", "LR", "BT", "RL")
+RANKDIRS = ("TB", "LR", "BT", "RL")
 _SOURCE_EXTENSIONS = ("dot", "gv")
 _NAMES_LISTED = 20  # the layer names an unmatched layer_range lists
 
@@ -273,14 +273,7 @@ def _scene(model, show_shapes=False, show_dtype=False, show_layer_names=True, ra
            show_layer_activations=False, show_trainable=False, show_params=False, per_call=False, layer_range=None,
            max_depth=None, collapse_repeats=False, node_data=None):
     """Checks the options of ``model_to_dot`` (but ``dpi``) and decides what the picture of ``model`` shows."""
-    if rankdir not in _RANKDIRS:
-        raise ValueError(f"model_to_dot expects rankdir in {_RANKDIRS}, received {rankdir!r}.")
-    if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
-        raise ValueError(f"max_depth must be a positive integer (how many levels of nested models to expand) "
-                         f"or None, but received {max_depth!r}.")
-    if max_depth is not None and not expand_nested:
-        raise ValueError(f"max_depth={max_depth} limits how deep expand_nested expands nested models, but "
-                         "expand_nested is False. Pass expand_nested=True as well, or leave max_depth out.")
+    check_drawing_options("model_to_dot", rankdir, expand_nested, max_depth)
     graph = walk(model, expand_nested, max_depth)
     shown = None if layer_range is None else _layers_in_range(model, graph, layer_range)
     level = "node" if per_call else "layer"
@@ -289,6 +282,19 @@ def _scene(model, show_shapes=False, show_dtype=False, show_layer_names=True, ra
                        show_shapes=show_shapes, show_dtype=show_dtype, show_layer_names=show_layer_names,
                        show_activations=show_layer_activations, show_trainable=show_trainable,
                        show_params=show_params)
+
+
+def check_drawing_options(caller, rankdir, expand_nested, max_depth) -> None:
+    """Refuses a ``rankdir`` or ``max_depth`` that ``caller`` (``model_to_dot``,
+    ``to_mermaid``) cannot draw, with a ValueError saying what to pass."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"{caller} expects rankdir in {RANKDIRS}, received {rankdir!r}.")
+    if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
+        raise ValueError(f"max_depth must be a positive integer (how many levels of nested models to expand) "
+                         f"or None, but received {max_depth!r}.")
+    if max_depth is not None and not expand_nested:
+        raise ValueError(f"max_depth={max_depth} limits how deep expand_nested expands nested models, but "
+                         "expand_nested is False. Pass expand_nested=True as well, or leave max_depth out.")
 
 
 def _layers_in_range(model, graph, layer_range):

@@ -246,5 +246,7 @@ def test_the_cli_plots_with_the_big_graph_options(tmp_path, capsys):
     assert set(boxes) == {"stem"} | {f"b0_{n}" for n in ("conv1", "bn1", "act", "conv2", "bn2", "add", "out")}
     assert "<b>×3</b>  b0_conv1 … b2_out" in [label for _, label in others.values()]
     assert capsys.readouterr().out == f"wrote {target}\n"
-    with pytest.raises(SystemExit, match="nodeweave: max_depth=2 limits how deep expand_nested"):
+    with pytest.raises(SystemExit) as stopped:
         main(["plot", str(path), "-o", str(target), "--max-depth", "2"])
+    assert stopped.value.code == 2  # an argparse error, in the CLI's own words
+    assert "--max-depth 2 says how many levels of nested models --expand-nested expands" in capsys.readouterr().err

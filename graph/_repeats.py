@@ -200,21 +200,17 @@ class _Scan:
         self.exact = False
 
     def _hash_tokens(self):
-        """Each call's token hashed (kind and wiring, every read inside the block), the prefix
-        hashes of their sequence, and what reading a source as the entry changes in each token."""
-        ids = {}
-        full = [ids.setdefault(self._token(i, lambda source: False), len(ids)) for i in range(self.n)]
-        as_entry = [{entry: ids.setdefault(self._token(i, lambda source, entry=entry: source == entry), len(ids))
-                     for entry, _ in r} for i, r in enumerate(self.reads)]
-        values = _token_values(len(ids))
+        """Each call's token hashed with every read inside the block, and the prefix hashes of
+        their sequence; what reading a source as the entry changes in a token comes later."""
+        self.value = _token_hasher()
+        self.full = [self.value(self._token(i, lambda source: False)) for i in range(self.n)]
         self.prefix = [0]
-        for i in range(self.n):
-            self.prefix.append((self.prefix[-1] * _BASE + values[full[i]]) % _MODULUS)
+        for value in self.full:
+            self.prefix.append((self.prefix[-1] * _BASE + value) % _MODULUS)
         self.power = [1]
         for _ in range(self.n):
             self.power.append(self.power[-1] * _BASE % _MODULUS)
-        self.delta = [{source: (values[token] - values[full[i]]) % _MODULUS for source, token in tokens.items()}
-                      for i, tokens in enumerate(as_entry)]
+        self.deltas = {}  # (position, source) -> what reading the source as the entry adds to its token's hash
 
     def _token(self, i, is_entry):
         """Call ``i`` in a block: its kind and, per input, ``"entry"`` where ``is_entry(source)``
@@ -323,7 +319,10 @@ class _Scan:
         readers = self.readers_of.get(entry, ())
         for index in range(bisect_left(readers, begin), bisect_left(readers, end)):
             i = readers[index]
-            value += self.delta[i][entry] * self.power[end - 1 - i]
+            delta = self.deltas.get((i, entry))
+            if delta is None:
+                delta = self.deltas[i, entry] = self.value(self._token(i, lambda source: source == entry)) - self.full[i]
+            value += delta * self.power[end - 1 - i]
         return value % _MODULUS
 
 
@@ -371,10 +370,17 @@ def _entries(reads):
     return entry, first, second
 
 
-def _token_values(count):
-    """A random 61-bit number per token, the same in every run."""
-    draw = random.Random(24)
-    return [draw.getrandbits(61) for _ in range(count)]
+def _token_hasher():
+    """A function that gives each token a random 61-bit number, the same for equal tokens
+    and, token for token, the same in every run."""
+    draw, values = random.Random(24), {}
+
+    def value(token):
+        if token not in values:
+            values[token] = draw.getrandbits(61)
+        return values[token]
+
+    return value
 
 
 def _last_reaching(reach):

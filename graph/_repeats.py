@@ -183,8 +183,8 @@ class _Scan:
             self.alike.setdefault(kind, []).append(i)
         for i in range(n - _WINDOW + 1):
             self.windows.setdefault(tuple(self.kinds[i:i + _WINDOW]), []).append(i)
-        self.lo = _last_reaching(self.reach)
-        self.hi = _first_below([min((source for source, _ in r), default=n) for r in self.reads], -1)
+        self.earliest_start = _earliest_starts(self.reach)
+        self.farthest_end = _farthest_ends([min((source for source, _ in r), default=n) for r in self.reads])
         self.entry, self.first_external, self.alone = _entries(self.reads)
         self.readers_of = {}  # source -> the positions reading it, ascending
         read_of = {}  # source -> the tensor index read from it, None when more than one is
@@ -268,8 +268,8 @@ class _Scan:
             period = end - start
             if end <= read_later or period * (room // period) <= best_period * best_blocks:
                 continue  # the first block is no chain link, or even blocks up to the last call would not cover more
-            if self.lo[end] > start:
-                read_later = self.reach[self.lo[end] - 1]
+            if self.earliest_start[end] > start:
+                read_later = self.reach[self.earliest_start[end] - 1]
                 continue
             blocks = self._blocks_from(start, period)
             if blocks >= 2 and blocks * period > best_period * best_blocks:
@@ -291,7 +291,7 @@ class _Scan:
     def _blocks_from(self, start, period):
         """How many blocks of ``period`` calls from ``start`` form a run (1 when none does)."""
         end = start + period
-        if not self.first_external[start] < end <= self.alone[start] or self.lo[end] > start:
+        if not self.first_external[start] < end <= self.alone[start] or self.earliest_start[end] > start:
             return 1  # the first block reads no tensor, or two, from before it, or one it makes is read after it
         signature = self._signature(start, period, self.entry[start])
         blocks, begin = 1, end
@@ -306,8 +306,8 @@ class _Scan:
         block before it: it reads one output of the call before it and nothing else from
         before itself, that call is read in it only, and nothing it makes but its last
         output is read after it."""
-        return (self.exits[begin - 1] and self.lo[begin + period] < begin
-                and self.hi[begin] >= begin + period)
+        return (self.exits[begin - 1] and self.earliest_start[begin + period] < begin
+                and self.farthest_end[begin] >= begin + period)
 
     def _signature(self, begin, period, entry):
         """The block's signature (exactly, or hashed): its calls' tokens, where ``entry``
@@ -383,10 +383,12 @@ def _token_hasher():
     return value
 
 
-def _last_reaching(reach):
-    """``lo[e]``: the smallest start ``x`` such that no call in ``[x, e - 1)`` is read at ``e``
-    or later (``reach[i]`` is the last reader of call ``i``); one pass with a stack."""
-    lo, stack = [0] * (len(reach) + 1), []  # stack: positions, ascending; their reach, descending
+def _earliest_starts(reach):
+    """Per end ``e``: the earliest start of a block ending at ``e`` (its last call at
+    ``e - 1``) that makes nothing read at ``e`` or later but its last call's outputs
+    (``reach[i]`` is the last reader of call ``i``). One pass, with a stack of positions
+    (ascending) whose reach descends."""
+    starts, stack = [0] * (len(reach) + 1), []
     for end in range(len(reach) + 1):
         if end >= 2:
             while stack and reach[stack[-1]] <= reach[end - 2]:
@@ -394,20 +396,22 @@ def _last_reaching(reach):
             stack.append(end - 2)
         while stack and reach[stack[-1]] < end:
             stack.pop()
-        lo[end] = stack[-1] + 1 if stack else 0
-    return lo
+        starts[end] = stack[-1] + 1 if stack else 0
+    return starts
 
 
-def _first_below(values, offset):
-    """``out[b]``: the first position ``i >= b`` with ``values[i] < b + offset`` (``len(values)``
-    when none); one pass from the end with a stack."""
-    n = len(values)
-    out, stack = [n] * (n + 1), []  # stack: positions, descending; their values, ascending
+def _farthest_ends(first_source):
+    """Per start ``b``: the farthest end of a block from ``b`` that reads nothing made before
+    ``b - 1`` (``first_source[i]`` is the first source call ``i`` reads): the first call from
+    ``b`` on that does, or ``len(first_source)``. One pass from the end, with a stack of
+    positions (descending) whose first sources ascend."""
+    n = len(first_source)
+    ends, stack = [n] * (n + 1), []
     for begin in range(n - 1, -1, -1):
-        while stack and values[stack[-1]] >= values[begin]:
+        while stack and first_source[stack[-1]] >= first_source[begin]:
             stack.pop()
         stack.append(begin)
-        while stack and values[stack[-1]] >= begin + offset:
+        while stack and first_source[stack[-1]] >= begin - 1:
             stack.pop()
-        out[begin] = stack[-1] if stack else n
-    return out
+        ends[begin] = stack[-1] if stack else n
+    return ends

@@ -81,16 +81,20 @@ def find_runs(calls, links, level) -> list[Run]:
     return _Scan(calls, links, level, _Kinds()).runs()
 
 
-def runs_by_container(graph, level) -> dict:
+def runs_by_container(graph, level, vertices=None) -> dict:
     """The runs of each container of a ``graph._walk.ModelGraph``, as ``plot_model`` collapses them.
 
     Each container's boxes (one per layer at level "layer", one per call at level
     "node"; expanded nested models left out) are scanned in execution order, and
-    each distinct layer's signature is worked out once for all containers.
+    each distinct layer's signature is worked out once for all containers. Each
+    link is read once, so the time grows with the graph, not with the number of
+    containers times the links.
 
     Args:
         graph: the ModelGraph, from ``graph._walk.walk``.
         level: "layer" or "node", as for ``find_runs``.
+        vertices: the boxes to scan, ``{key: calls}`` as ``graph.vertices(level)``
+            gives them, or some of them (those a layer range draws); None for all.
 
     Returns:
         ``{container key: [Run, ...]}``: the key of the expanded nested model at
@@ -108,7 +112,7 @@ def runs_by_container(graph, level) -> dict:
         {None: [], 'inner': [2]}
     """
     sequences = {}  # container key -> its boxes' first calls, in execution order
-    for calls in graph.vertices(level).values():
+    for calls in (graph.vertices(level) if vertices is None else vertices).values():
         container = calls[0].container
         sequences.setdefault(None if container is None else container.key(level), []).append(calls[0])
     where = {id(call): key for key, calls in sequences.items() for call in calls}

@@ -224,6 +224,19 @@ def test_blocks_end_with_their_own_last_layer_after_a_block_alike_at_its_end():
     assert [[call.layer.name for call in block] for block in run.blocks] == [["a0", "b0"], ["a1", "b1"], ["a2", "b2"]]
 
 
+def test_runs_by_container_scans_the_boxes_it_is_given():
+    """A layer range draws some of the top-level boxes: the runs are those among them."""
+    x = Input(shape=(4,), name="x")
+    h = x
+    for i in range(6):
+        h = Dense(4, name=f"d{i}")(h)
+    graph = walk(Model(x, h))
+    assert [len(run.blocks) for run in runs_by_container(graph, "layer")[None]] == [6]
+    drawn = {key: calls for key, calls in graph.vertices("layer").items() if key not in ("x", "d0", "d1")}
+    (run,) = runs_by_container(graph, "layer", drawn)[None]
+    assert [[call.layer.name for call in block] for block in run.blocks] == [["d2"], ["d3"], ["d4"], ["d5"]]
+
+
 def test_each_layer_signature_is_worked_out_once(monkeypatch):
     """A nested model called 40 times, inside a nested model called 3 times, is walked once."""
     x = Input(shape=(4,))

@@ -214,7 +214,8 @@ class Model(Trainer, Layer):
         """
         return saving.to_json(self, **kwargs)
 
-    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False):
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                collapse_repeats=False):
         """Prints the Keras-style table of layers, output shapes, parameters and connections.
 
         Args:
@@ -225,6 +226,8 @@ class Model(Trainer, Layer):
             print_fn: called with each line of the table, instead of ``print``.
             expand_nested: list the layers of nested models under them, indented.
             show_trainable: add a "Trainable" column.
+            collapse_repeats: list each run of identical blocks by its first
+                block and one row for the others (``⋮ ×12 in all``).
 
         Example:
             >>> from engine import Input, Model
@@ -239,7 +242,7 @@ class Model(Trainer, Layer):
         from graph import summary
 
         summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
-                expand_nested=expand_nested, show_trainable=show_trainable)
+                expand_nested=expand_nested, show_trainable=show_trainable, collapse_repeats=collapse_repeats)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Notebook display: the graph as SVG, or the text summary when there is no graph or no graphviz."""

@@ -72,7 +72,8 @@ def _objects_of(source):
 def _summary(args):
     from graph import summary
 
-    summary(_load(args), expand_nested=args.expand_nested, show_trainable=args.show_trainable)
+    summary(_load(args), expand_nested=args.expand_nested, show_trainable=args.show_trainable,
+            collapse_repeats=args.collapse_repeats)
 
 
 def _plot(args):
@@ -200,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     summary.add_argument("file")
     summary.add_argument("--expand-nested", action="store_true", help="show the layers of nested models")
     summary.add_argument("--show-trainable", action="store_true", help="add a Trainable column")
+    summary.add_argument("--collapse-repeats", action="store_true",
+                         help="list each run of identical blocks by its first block and one row for the others")
     summary.set_defaults(run=_summary)
 
     plot = commands.add_parser("plot", help="draw a saved model (.nw or Keras .keras) with graphviz")

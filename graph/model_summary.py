@@ -14,12 +14,14 @@ from collections import Counter
 
 from engine import InputLayer, Sequential
 from graph._format import readable_size, shapes_text, tensor_ref
+from graph._repeats import runs_by_container
 from graph._walk import plan_of, walk
 
 _ALIGN = {"Param #": ">", "Trainable": "^"}  # the other columns are left-aligned
 
 
-def summary_text(model, line_length=None, positions=None, expand_nested=False, show_trainable=False) -> str:
+def summary_text(model, line_length=None, positions=None, expand_nested=False, show_trainable=False,
+                 collapse_repeats=False) -> str:
     """Returns the summary table of ``model`` as a string.
 
     Args:
@@ -32,6 +34,10 @@ def summary_text(model, line_length=None, positions=None, expand_nested=False, s
             (all at most 1) or as absolute character positions; one per column.
         expand_nested: list the layers of nested models under them, indented.
         show_trainable: add a "Trainable" column (Y, N, or - for no weights).
+        collapse_repeats: list each run of identical blocks (``graph._repeats``,
+            as ``plot_model(collapse_repeats=True)`` draws them) by its first
+            block, then one row for the others: ``⋮ ×12 in all``, their names,
+            the run's output shape and their parameters.
 
     Example:
         >>> from engine import Input, Model
@@ -41,7 +47,7 @@ def summary_text(model, line_length=None, positions=None, expand_nested=False, s
         >>> print(text.splitlines()[-3])
          Total params: 8 (32.00 B)
     """
-    header, rows, totals = summary_table(model, expand_nested, show_trainable)
+    header, rows, totals = summary_table(model, expand_nested, show_trainable, collapse_repeats)
     align = [_ALIGN.get(title, "<") for title in header]
     widths = _column_widths(model, header, "Connected to" in header, line_length, positions, show_trainable)
     lines = [f'Model: "{model.name}"', _rule("┏━┳┓", widths), *_cells(header, widths, align, "┃"),
@@ -55,13 +61,14 @@ def summary_text(model, line_length=None, positions=None, expand_nested=False, s
     return "\n".join(lines)
 
 
-def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[list, list, list]:
+def summary_table(model, expand_nested=False, show_trainable=False, collapse_repeats=False) -> tuple[list, list, list]:
     """The summary of ``model`` as cells, for the text table and its HTML form alike.
 
     Args:
         model: a model, as for ``summary_text``.
         expand_nested: add the rows of nested models' layers, indented.
         show_trainable: add the "Trainable" column.
+        collapse_repeats: one row for all blocks of a run but its first.
 
     Returns:
         ``(header, rows, totals)``: the column titles, one list of cell texts
@@ -81,7 +88,8 @@ def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[lis
     header = ["Layer (type)", "Output Shape", "Param #"] + ["Connected to"] * connected
     if show_trainable:
         header.append("Trainable")
-    rows = _unbuilt_rows(model) if plan is None else _call_rows(model, walk(model, expand_nested), connected)
+    rows = _unbuilt_rows(model) if plan is None else _call_rows(model, walk(model, expand_nested), connected,
+                                                                  collapse_repeats)
     if not show_trainable:
         rows = [row[:-1] for row in rows]
     optimizer = getattr(model, "optimizer", None)
@@ -94,7 +102,7 @@ def summary_table(model, expand_nested=False, show_trainable=False) -> tuple[lis
 
 
 def summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,
-            show_trainable=False) -> None:
+            show_trainable=False, collapse_repeats=False) -> None:
     """Prints the summary table of ``model``, one line per ``print_fn`` call (``Model.summary`` calls it).
 
     Args:
@@ -106,6 +114,8 @@ def summary(model, line_length=None, positions=None, print_fn=None, expand_neste
         print_fn: called with each line (default ``print``).
         expand_nested: list the layers of nested models under them, indented.
         show_trainable: add a "Trainable" column (Y, N, or - for no weights).
+        collapse_repeats: list each run of identical blocks by its first block
+            and one row for the others (see ``summary_text``).
 
     Example:
         >>> from engine import Sequential
@@ -116,7 +126,7 @@ def summary(model, line_length=None, positions=None, print_fn=None, expand_neste
         ('Model: "s"', ['d (Dense)', '?', '0 (unbuilt)'])
     """
     text = summary_text(model, line_length=line_length, positions=positions, expand_nested=expand_nested,
-                        show_trainable=show_trainable)
+                        show_trainable=show_trainable, collapse_repeats=collapse_repeats)
     for line in text.split("\n"):
         (print_fn or print)(line)
 
@@ -131,24 +141,50 @@ def _is_chain(plan):
     return len(previous) == 1 and plan.output_slots == previous
 
 
-def _call_rows(model, graph, connected):
+def _call_rows(model, graph, connected, collapse_repeats=False):
     """One row per call: name (type), output shape, params, connections if ``connected``,
-    trainable. As in Keras, a Sequential model does not list its InputLayer."""
+    trainable. As in Keras, a Sequential model does not list its InputLayer. With
+    ``collapse_repeats``, the later blocks of each run are one row, after the first block."""
     calls_per_layer = Counter(id(call.layer) for call in graph.calls)
+    later, run_rows = _later_blocks(graph, connected) if collapse_repeats else (set(), {})
     counted = set()
     rows = []
     for call in graph.calls:
         layer = call.layer
+        if id(call) in later:
+            counted.add(id(layer))
+            continue
         if isinstance(model, Sequential) and isinstance(layer, InputLayer) and not call.depth:
             continue
         name = call.call_name if calls_per_layer[id(layer)] > 1 else layer.name
-        indent = "   " * call.depth + "└ " if call.depth else ""
         params = "(shared)" if id(layer) in counted else f"{layer.count_params():,}"
         counted.add(id(layer))
         connections = [", ".join(tensor_ref(t) for t in call.reads) or "-"] * connected
-        rows.append([f"{indent}{name} ({type(layer).__name__})", shapes_text(call.outputs), params,
+        rows.append([f"{_indent(call)}{name} ({type(layer).__name__})", shapes_text(call.outputs), params,
                      *connections, _trainable_mark(layer)])
+        rows.extend(run_rows.get(id(call), ()))
     return rows
+
+
+def _later_blocks(graph, connected):
+    """The ids of the calls in every run's blocks but the first, and the row standing
+    for them, by the id of the first block's last call (after which it comes)."""
+    later, run_rows = set(), {}
+    for runs in runs_by_container(graph, "node").values():
+        for run in runs:
+            calls = [call for block in run.blocks[1:] for call in block]
+            later.update(id(call) for call in calls)
+            layers = {id(call.layer): call.layer for call in calls}
+            first, last = run.blocks[1][0], run.blocks[-1][-1]
+            text = f"{_indent(first)}⋮ ×{len(run.blocks)} in all: {first.layer.name} … {last.layer.name}"
+            run_rows[id(run.blocks[0][-1])] = [[
+                text, shapes_text(last.outputs), f"{sum(layer.count_params() for layer in layers.values()):,}",
+                *["like the first block"] * connected, ""]]
+    return later, run_rows
+
+
+def _indent(call):
+    return "   " * call.depth + "└ " if call.depth else ""
 
 
 def _unbuilt_rows(model):

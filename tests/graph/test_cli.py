@@ -27,6 +27,16 @@ def test_summary_prints_the_table(model_file, capsys):
     assert 'Model: "saved"' in out and "shared[1] (Dense)" in out and "Total params: 26" in out
 
 
+def test_summary_collapses_runs_of_identical_blocks_on_request(tmp_path, capsys):
+    from tests.graph.test_plot_big import resnet
+
+    path = tmp_path / "resnet.nw"
+    resnet(3).save(path)
+    main(["summary", str(path), "--collapse-repeats"])
+    out = capsys.readouterr().out
+    assert "⋮ ×3 in all: b1_conv1 …" in out and "b1_conv1 (Conv2D)" not in out
+
+
 def test_plot_writes_the_requested_format(model_file, tmp_path, capsys):
     target = tmp_path / "graph.svg"
     main(["plot", str(model_file), "-o", str(target), "--show-shapes", "--per-call"])

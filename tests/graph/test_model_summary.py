@@ -115,3 +115,45 @@ def test_positions_absolute_or_relative_and_errors_that_explain():
         summary_text(model, positions=[0.5, 1.0])
     with pytest.raises(ValueError, match=r"every column at least 4 characters wide.* widths \[10, 2, 7\]"):
         summary_text(model, positions=[10, 12, 20])
+
+
+def _names(text):
+    """The first cell of each row of a summary's table, its wrapped lines joined."""
+    rows, current = [], []
+    for line in text.splitlines():
+        if line.startswith(("├", "└")) and current:
+            rows.append(" ".join(current))
+            current = []
+        elif line.startswith("│"):
+            cell = line.split("│")[1].strip()
+            if cell:
+                current.append(cell)
+    return rows
+
+
+def test_collapse_repeats_lists_a_run_by_its_first_block_and_one_row_for_the_others():
+    from tests.graph.test_plot_big import resnet
+
+    model = resnet(4)
+    block = ["conv1 (Conv2D)", "bn1 (BatchNormalization)", "act (Activation)", "conv2 (Conv2D)",
+             "bn2 (BatchNormalization)", "add (Add)", "out (Activation)"]
+    assert _names(summary_text(model, collapse_repeats=True)) == [
+        "image (InputLayer)", "stem (Conv2D)", *(f"b0_{row}" for row in block),
+        "⋮ ×4 in all: b1_conv1 … b3_out", "pool (GlobalAveragePooling2D)", "logits (Dense)"]
+    full = summary_text(model)
+    assert len(_names(full)) == 2 + 4 * len(block) + 2
+    later = sum(model.get_layer(f"b{i}_{name}").count_params() for i in (1, 2, 3)
+                for name in ("conv1", "bn1", "conv2", "bn2"))
+    run_row = next(line for line in summary_text(model, collapse_repeats=True).splitlines() if "⋮ ×4" in line)
+    assert [cell.strip() for cell in run_row.split("│")[2:5]] == ["(None, 8, 8, 4)", f"{later:,}", "like the first block"]
+    assert full.splitlines()[-3:] == summary_text(model, collapse_repeats=True).splitlines()[-3:]  # the same totals
+
+
+def test_collapse_repeats_inside_an_expanded_nested_model_is_indented_under_it():
+    from tests.graph.test_plot_big import resnet
+
+    x = Input(shape=(8, 8, 3), name="outer_image")
+    outer = Model(x, resnet(3)(x), name="outer")
+    names = _names(summary_text(outer, expand_nested=True, collapse_repeats=True))
+    assert "└ ⋮ ×3 in all: b1_conv1 … b2_out" in names
+    assert not any(name.startswith("└ b1_") for name in names)

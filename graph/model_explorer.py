@@ -37,7 +37,7 @@ import json
 import os
 
 from graph._format import shapes_text
-from graph._repeats import find_runs
+from graph._repeats import runs_by_container
 from graph._scene import _Names
 from graph._walk import walk
 from graph.profiler import profile
@@ -143,19 +143,17 @@ def _namespaces(graph, names, collapse_repeats):
     """The namespace of each call drawn as a tuple of names, by ``id(call)``, and each
     group's attributes by its namespace."""
     paths, groups = {}, {}  # for an expanded nested model's call, paths holds the namespace of its calls
-    sequences = {}  # id of the container (None: the model) -> its calls drawn, in execution order
     for call in graph.calls:
         outer = () if call.container is None else paths[id(call.container)]
         if not call.expanded:
             paths[id(call)] = outer
-            sequences.setdefault(None if call.container is None else id(call.container), []).append(call)
             continue
         paths[id(call)] = (*outer, names.of(call))
         groups[paths[id(call)]] = {"name": call.layer_key, "class_name": type(call.layer).__name__,
                                    "params": str(call.layer.count_params())}
     if collapse_repeats:
-        for calls in sequences.values():
-            for run in find_runs(calls, graph.links, "node"):
+        for runs in runs_by_container(graph, "node").values():
+            for run in runs:
                 first, last = run.blocks[0], run.blocks[-1]
                 path = (*paths[id(first[0])], f"{names.of(first[0])}_x{len(run.blocks)}")
                 layers = {id(call.layer): call.layer for block in run.blocks for call in block}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from graph._format import merged, shapes_text
 from graph._node_data import fill_colour, legend_stops
-from graph._repeats import find_runs
+from graph._repeats import runs_by_container
 
 # The values a legend shows, from the lowest to the highest.
 LEGEND_STOPS = 5
@@ -149,10 +149,7 @@ def _collapse(graph, vertices, level, names, show_params, clusters, placed):
     """Adds a dashed cluster per run of identical blocks to ``clusters`` and places its
     first block there; returns, for the boxes of the other blocks, the first block's box
     that stands for each."""
-    sequences = {}  # the boxes of each cluster (and of the top level), in execution order
-    for key, calls in vertices.items():
-        sequences.setdefault(placed[key], []).append(calls[0])
-    runs = [run for calls in sequences.values() for run in find_runs(calls, graph.links, level)]
+    runs = [run for found in runs_by_container(graph, level, vertices).values() for run in found]
     stand_in = {}
     for index, run in enumerate(runs):
         run_key = f"run%/{index}"

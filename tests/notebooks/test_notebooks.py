@@ -21,8 +21,8 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
     assert not [output for output in outputs if output.output_type == "error"]
     streams = "".join(output.get("text", "") for output in outputs if output.output_type == "stream")
-    assert "TqdmWarning" not in streams and "IProgress not found" not in streams  # no ipywidgets: the text bar
-    if path.stem == "03_training":  # fit's default progress bar, one per epoch
+    assert "TqdmWarning" not in streams and "IProgress not found" not in streams
+    if path.stem == "03_training":  # fit prints one line per epoch where nobody watches a live bar
         assert all(f"Epoch {epoch}/8" in streams for epoch in range(1, 9))
 
 

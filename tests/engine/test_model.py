@@ -21,12 +21,14 @@ def test_summary_prints_the_graph_table():
     assert any("hidden (Dense)" in line for line in lines)
 
 
-def test_notebook_display_is_svg_with_dot_and_text_without(monkeypatch):
+def test_notebook_display_is_the_view_with_a_picture_by_dot_or_the_built_in_layout(monkeypatch):
     bundle = _model()._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"} and "Total params" in bundle["text/plain"]
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml") and "hidden" in bundle["image/svg+xml"]
+    assert '"hidden"' in bundle["text/html"]
     monkeypatch.setenv("PATH", "/nonexistent")
     bundle = _model()._repr_mimebundle_()
-    assert set(bundle) == {"text/plain"} and "Total params" in bundle["text/plain"]
+    assert bundle["image/svg+xml"].startswith("<svg") and "hidden" in bundle["image/svg+xml"]
     assert set(Sequential([Dense(2)])._repr_mimebundle_()) == {"text/plain"}
 
 

@@ -40,11 +40,15 @@ FAST = {"MobileNet"}
     name if name in FAST else pytest.param(name, marks=pytest.mark.slow) for name in APPLICATIONS])
 def test_application_goes_from_keras_to_nodeweave_and_back(name, tmp_path):
     build, size = APPLICATIONS[name]
+    keras.utils.set_random_seed(0)  # the same weights whichever tests ran before in this process
     keras_model = build(weights=None, input_shape=(size, size, 3))
     perturb(keras_model)
     ours = load_model(save_keras(keras_model, tmp_path, name))
     images = np.random.default_rng(0).uniform(0, 255, (2, size, size, 3)).astype("float32")
-    assert_same_model(keras_model, ours, images)
+    # Two float32 backends (XLA, NumPy's BLAS) round differently through 50 to 160 layers: 1.0e-5 to 1.2e-5 of the largest
+    # output, depending on the weights drawn (ResNet50V2, InceptionResNetV2); a weight read into the wrong place
+    # moves the outputs by far more, as perturb() sees to.
+    assert_same_model(keras_model, ours, images, rtol=2e-5)
     ours.save(tmp_path / "ours.keras")
     back = keras.saving.load_model(tmp_path / "ours.keras")
     assert back.count_params() == keras_model.count_params()

@@ -260,7 +260,8 @@ def test_save_html_writes_the_page(tmp_path):
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("headless Chromium is not installed: run .ci/install-chromium (make test does)")
+        pytest.fail("headless Chromium is not installed: run .ci/install-chromium (make test does), as root "
+                    "or through sudo")  # a browser test skipped would pass without testing anything
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -19,7 +19,7 @@ from graph._layout import layout_scene
 from graph._node_data import node_values
 from graph._render import BUILT_IN_FORMATS, pipe, write, write_built_in
 from graph._scene import build_scene
-from graph._svg import layout_to_svg
+from graph._svg import scene_to_svg
 from graph._walk import walk
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
@@ -144,7 +144,7 @@ def scene_svg(scene, name, rankdir="TB") -> str:
     """
     if dot_installed():
         return pipe(scene_to_dot(scene, name, rankdir), "svg").decode("utf-8")
-    return layout_to_svg(scene, layout_scene(scene, rankdir))
+    return scene_to_svg(scene, rankdir)
 
 
 def static_layout(model, **options):

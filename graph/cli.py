@@ -91,7 +91,7 @@ def _plot(args):
                        expand_nested=args.expand_nested, show_layer_activations=args.show_activations,
                        show_trainable=args.show_trainable, show_params=args.show_params, per_call=args.per_call,
                        rankdir=args.rankdir, dpi=args.dpi, layer_range=args.layer_range, max_depth=args.max_depth,
-                       collapse_repeats=args.collapse_repeats)
+                       collapse_repeats=args.collapse_repeats, node_data=args.node_data)
         except ValueError as error:
             sys.exit(f"nodeweave: {error}")
     for warning in caught:
@@ -222,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="draw only the layers from FIRST to LAST (names or regular expressions)")
     plot.add_argument("--max-depth", type=_positive_int, help="with --expand-nested, how many levels of nested "
                       "models to expand")
+    plot.add_argument("--node-data", choices=_NODE_DATA, help="colour the boxes by this number per layer")
     plot.set_defaults(run=_plot)
 
     view = commands.add_parser("view", help="write the interactive HTML view of a saved model (.nw or Keras "

@@ -37,6 +37,12 @@ def test_summary_collapses_runs_of_identical_blocks_on_request(tmp_path, capsys)
     assert "⋮ ×3 in all: b1_conv1 …" in out and "b1_conv1 (Conv2D)" not in out
 
 
+def test_plot_colours_boxes_by_node_data_with_a_legend(model_file, tmp_path, capsys):
+    target = tmp_path / "graph.dot"
+    main(["plot", str(model_file), "-o", str(target), "--node-data", "params"])
+    assert "parameters" in target.read_text() and "fillcolor" in target.read_text()
+
+
 def test_plot_writes_the_requested_format(model_file, tmp_path, capsys):
     target = tmp_path / "graph.svg"
     main(["plot", str(model_file), "-o", str(target), "--show-shapes", "--per-call"])

@@ -6,18 +6,23 @@ from graph.mermaid import to_mermaid
 from graph.model_explorer import save_model_explorer, to_model_explorer
 from graph.model_summary import summary, summary_text
 from graph.networkx_graph import to_networkx
+from graph.onnx_export import OnnxExportError, save_onnx, to_onnx
 from graph.plot import model_to_dot, plot_model, static_svg
 from graph.profiler import Profile, profile
 from graph.tabular import print_tabular
+from layers._onnx import register_onnx_converter
 
 __all__ = [
+    "OnnxExportError",
     "Profile",
     "model_to_dot",
     "plot_model",
     "print_tabular",
     "profile",
+    "register_onnx_converter",
     "save_html",
     "save_model_explorer",
+    "save_onnx",
     "static_svg",
     "summary",
     "summary_html",
@@ -26,4 +31,5 @@ __all__ = [
     "to_mermaid",
     "to_model_explorer",
     "to_networkx",
+    "to_onnx",
 ]

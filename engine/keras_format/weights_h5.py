@@ -71,8 +71,14 @@ def _model_paths(model, entry, prefix, paths, seen):
     entries = [item for item in entry["config"]["layers"] if not catalog.is_op(item.get("module"))]
     if entry["class_name"] == "Sequential":  # Keras' Sequential.layers leaves out its InputLayer
         entries = [item for item in entries if item["class_name"] != "InputLayer"]
+    by_name = {}
+    for layer in model.layers:  # get_layer per entry copies and scans model.layers: quadratic in the layers
+        by_name.setdefault(layer.name, layer)
     for name, item in zip(catalog.unique_names([item["class_name"] for item in entries]), entries):
-        layer = model.get_layer(item.get("name", item["config"].get("name")))
+        layer_name = item.get("name", item["config"].get("name"))
+        layer = by_name.get(layer_name)
+        if layer is None:
+            layer = model.get_layer(layer_name)  # raises, naming the layers there are
         if id(layer) in seen:
             continue
         seen.add(id(layer))

@@ -35,6 +35,7 @@ import numpy as np
 
 from engine import tree
 from engine.functional import Functional
+from engine.layer import call_parameters
 from layers._onnx import converter_for
 
 DEFAULT_OPSET = 18
@@ -165,8 +166,11 @@ class OnnxCall:
         self._first = inputs
         self.inputs = [name for name in tree.flatten(inputs) if isinstance(name, _Name)]
         self.extra_args = tuple(extra_args)
-        self.kwargs = {key: value for key, value in kwargs.items()
-                       if key != "training" and key != "mask" and not key.endswith("_mask")}
+        # Masks are not exported: ``mask`` and an argument's mask (MultiHeadAttention's ``query_mask``) are
+        # left out; other arguments named so (``attention_mask``, ``use_causal_mask``) stay.
+        parameters = call_parameters(type(step.layer))
+        self.kwargs = {key: value for key, value in kwargs.items() if key not in ("training", "mask")
+                       and not (key.endswith("_mask") and key.removesuffix("_mask") in parameters)}
         node = step.node
         self.input_shapes = [t.shape for t in node.input_tensors]
         self.output_shapes = [t.shape for t in node.output_tensors]

@@ -26,7 +26,8 @@ from layers._onnx.activation import activation
 from layers.recurrent import GRU, LSTM, Bidirectional, SimpleRNN, TimeDistributed
 from layers.recurrent._rnn import as_state_list
 
-# Keras activations that ONNX's recurrent operators apply themselves: (ONNX name, alpha, beta).
+# Keras activations that ONNX's recurrent operators apply themselves: (ONNX name, alpha, beta). Not softplus:
+# ONNX Runtime's operators compute it as log(1 + exp(x)), infinite above x = 88.
 _OPERATOR_ACTIVATIONS = {
     "tanh": ("Tanh",),
     "sigmoid": ("Sigmoid",),
@@ -36,7 +37,6 @@ _OPERATOR_ACTIVATIONS = {
     "elu": ("Elu", 1.0),
     "leaky_relu": ("LeakyRelu", 0.2),
     "softsign": ("Softsign",),
-    "softplus": ("Softplus",),
 }
 
 # Per class: the ONNX operator and the Keras gate blocks in ONNX's order.

@@ -117,6 +117,38 @@ class Model(Trainer, Layer):
         """
         saving.save_model(self, path)
 
+    def export(self, filepath, format="onnx", opset=None):
+        """Writes the model for inference in another runtime: ONNX (Keras 3's
+        ``export`` signature). See ``graph.onnx_export`` for what maps to what;
+        masks and ``training=True`` behaviour are not exported.
+
+        Args:
+            filepath: the file to write (``model.onnx``).
+            format: ``"onnx"``, the one supported format.
+            opset: the ONNX opset (default 18).
+
+        Raises:
+            ValueError: another format; a layer without an ONNX converter
+                (``graph.OnnxExportError``, which names it and how to register one).
+            ModuleNotFoundError: ``onnx`` is not installed (``pip install "nodeweave[onnx]"``).
+
+        Example:
+            >>> import os, tempfile
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> path = os.path.join(tempfile.mkdtemp(), "tiny.onnx")
+            >>> Model(x, Dense(2)(x)).export(path)
+            >>> os.path.exists(path)
+            True
+        """
+        if format != "onnx":
+            raise ValueError(f"Model.export supports format='onnx', received format={format!r}. For a Keras or "
+                             "nodeweave file use model.save(path).")
+        from graph.onnx_export import save_onnx  # graph builds on engine, so engine reaches it only when asked
+
+        save_onnx(self, filepath, opset=opset)
+
     def save_weights(self, path):
         """Writes the weights to a ``.weights.h5`` file, as Keras 3 does, or to an ``.npz`` file.
 

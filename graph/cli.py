@@ -124,6 +124,22 @@ def _view(args):
     print(f"wrote {output}")
 
 
+def _export(args):
+    from graph.onnx_export import save_onnx
+
+    model = _load(args)
+    output = args.output or f"{Path(args.file).stem}.onnx"
+    try:
+        save_onnx(model, output, opset=args.opset)
+    except ModuleNotFoundError as error:
+        sys.exit(f"nodeweave: {error}")
+    except ValueError as error:  # OnnxExportError (a layer without a converter) and an --opset out of range
+        sys.exit(f"nodeweave: {str(error).replace('opset=', '--opset ')}")
+    except OSError as error:
+        sys.exit(f"nodeweave: cannot write -o {output}: {error.strerror or error}.")
+    print(f"wrote {output}")
+
+
 def _inspect(args):
     model = _load(args)
     layers = model.layers
@@ -237,7 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("--layer", help="only this layer")
     inspect.set_defaults(run=_inspect)
 
-    for command in (summary, plot, view, inspect):
+    export = commands.add_parser("export", help="write a saved model (.nw or Keras .keras) as ONNX, for ONNX Runtime "
+                                 "and other tools (needs: pip install \"nodeweave[onnx]\")")
+    export.add_argument("file")
+    export.add_argument("-o", "--output", help="output file (default: FILE's name with .onnx, here)")
+    export.add_argument("--opset", type=int, help="the ONNX opset (default 18)")
+    export.set_defaults(run=_export)
+
+    for command in (summary, plot, view, export, inspect):
         command.add_argument("--custom-objects", action="append", metavar="MODULE",
                              help="a .py file or module whose classes and functions the model file names (its own "
                                   "layers), as load_model(custom_objects=...); may be repeated")

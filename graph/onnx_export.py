@@ -35,6 +35,7 @@ import numpy as np
 
 from engine import tree
 from engine.functional import Functional
+from graph._onnx_layout import _Node, clean_transposes
 from engine.layer import call_parameters
 from layers._onnx import converter_for
 
@@ -50,20 +51,6 @@ class OnnxExportError(ValueError):
 class _Name(str):
     """The name of an ONNX value: what the walk carries in place of a tensor
     (told apart from a string argument such as ``padding="same"``)."""
-
-
-class _Node:
-    """One ONNX node before it is made a NodeProto (the clean-up pass edits these)."""
-
-    __slots__ = ("op_type", "inputs", "outputs", "name", "domain", "attributes")
-
-    def __init__(self, op_type, inputs, outputs, name, domain, attributes):
-        self.op_type = op_type
-        self.inputs = list(inputs)
-        self.outputs = list(outputs)
-        self.name = name
-        self.domain = domain
-        self.attributes = attributes
 
 
 class _Graph:
@@ -105,7 +92,7 @@ class _Graph:
             if transform is not None:
                 value = np.asarray(transform(value))
             path = getattr(variable, "path", None) or "weight"
-            found = self._weights[(id(variable), key)] = self._store(path if key is None else f"{path}:{key}", value)
+            found = self._weights[(id(variable), key)] = self.store(path if key is None else f"{path}:{key}", value)
         return found
 
     def constant(self, value, dtype, name):
@@ -117,10 +104,10 @@ class _Graph:
         key = (array.dtype.str, array.shape, array.tobytes())
         found = self._constants.get(key)
         if found is None:
-            found = self._constants[key] = self._store(name, array)
+            found = self._constants[key] = self.store(name, array)
         return found
 
-    def _store(self, name, array):
+    def store(self, name, array):
         name = _Name(self.unique(name))
         self.initializers[name] = array
         return name
@@ -330,10 +317,7 @@ def to_onnx(model, opset=None):
     graph = _Graph(onnx, opset)
     input_names = [_Name(graph.unique(name)) for name in model.input_names]
     output_names = [graph.unique(name) for name in model.output_names]
-    outputs = _walk(graph, plan, input_names, "")
-    from graph._onnx_layout import clean_transposes
-
-    clean_transposes(graph.nodes, set(outputs))
+    outputs = clean_transposes(graph, _walk(graph, plan, input_names, ""))
     _name_outputs(graph, outputs, output_names, set(input_names))
     return _assemble(onnx, model, graph, input_names, output_names)
 

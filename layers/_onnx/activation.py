@@ -41,7 +41,7 @@ def _relu(call, x, negative_slope=0.0, max_value=None, threshold=0.0):
     if threshold:
         y = call.op("Where", [call.op("Greater", [x, call.constant(np.float32(threshold))]), x, zero])
     else:
-        y = call.op("Relu", [x])
+        y = x if max_value is not None else call.op("Relu", [x])  # Clip below takes the place of Relu
     if max_value is not None:
         y = call.op("Clip", [y, zero, call.constant(np.float32(max_value))])
     if negative_slope:

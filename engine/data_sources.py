@@ -36,14 +36,14 @@ import math
 import mmap
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
 
 import numpy as np
 
 from engine import tree
 from engine.data_adapter import Samples, check_cardinality, unpack_batch
-from engine.prefetch import ordered_map, prefetch
+from engine.prefetch import map_in_threads, ordered_map, prefetch
 from engine.py_dataset import PyDataset
 
 # A zarr or Dask window holds at least this many batches (rounded up to whole chunks).
@@ -249,8 +249,8 @@ def _slice(parts, begin, end):
 
 class PyDatasetSource:
     """The batches of a ``PyDataset``: its indices in order, or shuffled per
-    pass, each read by ``__getitem__`` in a background thread, a thread pool
-    (``workers > 1``) or a process pool (``use_multiprocessing=True``), up to
+    pass, each read by ``__getitem__`` in ``workers`` background threads (in
+    turn) or a process pool (``use_multiprocessing=True``), up to
     ``max_queue_size`` batches ahead. ``on_epoch_begin`` and ``on_epoch_end``
     are called around each whole pass.
 
@@ -279,25 +279,21 @@ class PyDatasetSource:
 
     def batches(self, batch_size, shuffle=False, rng=None):
         count = self.dataset.num_batches
-        if count is None:
-            indices = itertools.count()
-        else:
-            indices = (rng.permutation(count) if shuffle else np.arange(count)).tolist()
+        indices = None if count is None else (rng.permutation(count) if shuffle else np.arange(count)).tolist()
         self.dataset.on_epoch_begin()
-        with closing(self._load(iter(indices))) as loaded:
+        with closing(self._load(indices)) as loaded:
             for batch in loaded:
                 yield self._prepare_batch(*unpack_batch(batch, "PyDataset.__getitem__()"))
         self.dataset.on_epoch_end()
 
     def _load(self, indices):
+        """The batches at ``indices`` (a list, or None for 0, 1, 2, ... without end)."""
         dataset = self.dataset
         if dataset.use_multiprocessing:
             executor = ProcessPoolExecutor(dataset.workers, initializer=_install, initargs=(dataset,))
-            return ordered_map(_worker_item, indices, executor, dataset.max_queue_size)
-        if dataset.workers > 1:
-            return ordered_map(dataset.__getitem__, indices, ThreadPoolExecutor(dataset.workers),
-                               dataset.max_queue_size)
-        return prefetch(map(dataset.__getitem__, indices), dataset.max_queue_size)
+            every = itertools.count() if indices is None else indices
+            return ordered_map(_worker_item, every, executor, dataset.max_queue_size)
+        return map_in_threads(dataset.__getitem__, indices, dataset.workers, dataset.max_queue_size)
 
     def split(self, fraction):
         raise _split_error(type(self.dataset))

@@ -442,9 +442,11 @@ class Trainer:
                 if self.stop_training or data.exhausted:
                     break
         finally:  # stops the threads reading batches ahead, also on early stopping, errors and Ctrl-C
-            data.close()
-            if validation is not None:
-                validation.close()
+            try:
+                data.close()
+            finally:  # a Ctrl-C while data.close() waits for a batch in flight still stops validation's readers
+                if validation is not None:
+                    validation.close()
             if epochs > 0:  # as Keras: the weights take their moving averages (use_ema) once training ends
                 self.optimizer.finalize_variable_values(self.trainable_weights)
         callback_list.on_train_end(logs)

@@ -367,6 +367,12 @@ def test_early_stopping_and_ctrl_c_leave_no_thread_or_process_running(kind, how,
             fit()
         running_threads, running_processes = set(threading.enumerate()), multiprocessing.active_children()
         assert caught.value is not None
+        # Ctrl-C does not wait for a reader inside a call to the source: a daemon thread, ending when the call returns
+        in_source = {thread for thread in running_threads - threads if thread.name == "nodeweave-prefetch"}
+        for thread in in_source:
+            assert thread.daemon
+            thread.join()
+        running_threads -= in_source
     assert running_threads <= threads and running_processes == []
 
 

@@ -13,6 +13,8 @@ from engine.metrics.metric import Metric
 from engine.metrics.reduction import Mean
 
 _NESTED = (list, tuple, dict)
+# The names compile resolves on the first batch, from the shapes of the targets and outputs.
+_RESOLVED_ON_FIRST_BATCH = {"loss": ("ce", "crossentropy"), "metric": ("acc", "accuracy")}
 
 
 class CompileStructureError(ValueError, KeyError):
@@ -36,7 +38,7 @@ class CompiledLoss:
         outputs = _Outputs(model)
         self.names = outputs.names
         specs = outputs.spread(loss, "loss")
-        self._pending = {i: spec for i, spec in enumerate(specs) if _is_alias(spec, ("ce", "crossentropy"))}
+        self._pending = {i: spec for i, spec in enumerate(specs) if resolves_on_first_batch(spec, "loss")}
         self.losses = [None if spec is None or i in self._pending else losses.get(spec) for i, spec in enumerate(specs)]
         self.weights = _spread_loss_weights(outputs, loss, loss_weights, specs)
         configured = [i for i, spec in enumerate(specs) if spec is not None]
@@ -323,7 +325,7 @@ def _get_metric(spec, target_shape, output_shape):
 
     if spec is None:
         raise ValueError("Expected metric, received `None`: remove it from the list of metrics.")
-    if _is_alias(spec, ("acc", "accuracy")):
+    if resolves_on_first_batch(spec, "metric"):
         binary, sparse = _binary_or_sparse(target_shape, output_shape)
         cls = (metrics.BinaryAccuracy if binary else
                metrics.SparseCategoricalAccuracy if sparse else metrics.CategoricalAccuracy)
@@ -334,8 +336,15 @@ def _get_metric(spec, target_shape, output_shape):
     return metric
 
 
-def _is_alias(spec, names):
-    return isinstance(spec, str) and spec.lower() in names
+def resolves_on_first_batch(spec, kind):
+    """Whether the ``kind`` (``"loss"`` or ``"metric"``) ``spec`` given to compile
+    is resolved on the first batch, from its shapes (``"ce"``, ``"acc"``...).
+
+    Example:
+        >>> resolves_on_first_batch("Accuracy", "metric"), resolves_on_first_batch("mae", "metric")
+        (True, False)
+    """
+    return isinstance(spec, str) and spec.lower() in _RESOLVED_ON_FIRST_BATCH[kind]
 
 
 def _binary_or_sparse(target_shape, output_shape):

@@ -12,12 +12,14 @@ import io
 import json
 import math
 import os
+import reprlib
 import time
 import zipfile
 
 import numpy as np
 
 from engine.atomic_file import atomic_write
+from engine.compile_utils import resolves_on_first_batch
 from engine.errors import ModelFormatError, as_model_format_error
 from engine.functional_config import deserialize_layer, serialize_layer
 from engine.keras_format.archive import is_keras_archive, load_keras_archive
@@ -27,7 +29,7 @@ from engine.gc_pause import collector_paused
 from engine.load_limits import LoadLimits, check_members, npz_size_bound, parse_json, read_json_member, weight_budget
 from engine.module import Module
 from engine.npz_arrays import open_npz, open_npz_member, read_arrays
-from engine.registry import loading_scope
+from engine.registry import loading_scope, lookup
 
 FORMAT_VERSION = 1
 VERSION = "0.1.0"
@@ -442,26 +444,71 @@ def _load_optimizer(optimizer, trainable, archive, path, limits):
 
 def compile_from_config(model, config, source="the compile config"):
     """Compiles ``model`` with the arguments ``compile_config`` recorded (a new
-    optimizer, without state); ``source`` names where the config came from."""
+    optimizer, without state); ``source`` names where the config came from.
+
+    Every loss and metric the config names is made here, at load, even a
+    metric that compile itself makes only on the first batch of ``fit`` or
+    ``evaluate``: an unknown metric is refused at load, as an unknown loss is.
+    A name is kept, for compile to name the metric after it; a name that is no
+    loss or metric of ours may be a function of the user's (registered, or
+    passed in ``custom_objects``), which Keras names by its name alone.
+
+    Raises:
+        ModelFormatError: an optimizer, loss or metric the config names that
+            cannot be made, naming its field (``compile_config.metrics[0]``),
+            or arguments that do not fit the model's outputs.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> try:
+        ...     compile_from_config(Model(x, Dense(2)(x)), {"loss": "mse", "metrics": ["mea"]}, "'m.nw'")
+        ... except ModelFormatError as error:
+        ...     print(str(error)[:98])
+        The compile_config of 'm.nw' cannot be applied: compile_config.metrics[0] is 'mea': Unknown metric
+    """
     from engine import losses, metrics, optimizers
 
     if not isinstance(config, dict):
         raise ModelFormatError(f"compile_config of {source} must be a JSON object.")
 
-    def structure(value, module):
-        if isinstance(value, list):
-            return [structure(v, module) for v in value]
-        if isinstance(value, dict) and "class_name" not in value:
-            return {k: structure(v, module) for k, v in value.items()}
-        return value if value is None or isinstance(value, str) else module.get(value)
+    def refused(what, problem):
+        return ModelFormatError(f"The compile_config of {source} cannot be applied: {what}: {problem} The model "
+                                "itself loads with compile=False; compile it yourself then.")
 
-    model.compile(
-        optimizer=optimizers.get(config.get("optimizer", "rmsprop")),
-        loss=structure(config.get("loss"), losses),
-        metrics=structure(config.get("metrics"), metrics),
-        loss_weights=config.get("loss_weights"),
-        weighted_metrics=structure(config.get("weighted_metrics"), metrics),
-    )
+    def made(value, module, kind, field):
+        if isinstance(value, list):
+            return [made(item, module, kind, f"{field}[{i}]") for i, item in enumerate(value)]
+        if isinstance(value, dict) and "class_name" not in value:
+            return {key: made(item, module, kind, f"{field}[{key!r}]") for key, item in value.items()}
+        if value is None or resolves_on_first_batch(value, kind):
+            return value
+        try:
+            made_value = module.get(value)
+        except (TypeError, ValueError, KeyError) as error:
+            if not isinstance(value, str):
+                raise refused(f"{field} is {reprlib.repr(value)}", error) from error
+            unknown = error
+        else:
+            return value if isinstance(value, str) else made_value
+        try:  # a function of the user's, which Keras names by its name alone
+            return module.get(lookup(value, kind="function"))
+        except (TypeError, ValueError, KeyError):
+            raise refused(f"{field} is {value!r}", f"{unknown} If it is a function of yours, pass it to the load "
+                          f"as custom_objects={{{value!r}: fn}} or register it.") from unknown
+
+    try:
+        optimizer = optimizers.get(config.get("optimizer", "rmsprop"))
+    except (TypeError, ValueError, KeyError) as error:
+        raise refused(f"compile_config.optimizer is {reprlib.repr(config.get('optimizer'))}", error) from error
+    arguments = {argument: made(config.get(argument), module, kind, f"compile_config.{argument}")
+                 for argument, module, kind in (("loss", losses, "loss"), ("metrics", metrics, "metric"),
+                                                ("weighted_metrics", metrics, "metric"))}
+    try:
+        model.compile(optimizer=optimizer, loss_weights=config.get("loss_weights"), **arguments)
+    except (TypeError, ValueError, KeyError) as error:  # arguments that do not fit the model's outputs
+        raise refused("its arguments do not fit the model", f"{type(error).__name__}: {error}") from error
 
 
 def to_json(model, **kwargs):

@@ -82,16 +82,12 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
 
 
 def _compile(model, compile_config, source, custom_objects, safe_mode):
-    """Compiles ``model`` with the arguments Keras saved (``compile_config``)."""
+    """Compiles ``model`` with the arguments Keras saved (``compile_config``);
+    ModelFormatError naming the field of one we cannot apply."""
     from engine.saving import compile_from_config
 
-    try:
-        with loading_scope(custom_objects, safe_mode):
-            compile_from_config(model, to_nodeweave_compile_config(compile_config), repr(source))
-    except (TypeError, ValueError, KeyError) as error:  # an optimizer, loss or metric argument we lack
-        raise ModelFormatError(
-            f"The model of {source!r} loads, but the compile_config Keras saved with it cannot be applied: "
-            f"{type(error).__name__}: {error}. Load it with compile=False and compile it yourself.") from error
+    with loading_scope(custom_objects, safe_mode):
+        compile_from_config(model, to_nodeweave_compile_config(compile_config), repr(source))
 
 
 def _load_optimizer_state(model, file, member, trainable_in_keras_order, source):

@@ -58,8 +58,8 @@ def bidirectional(layer, call):
     half = len(states) // 2
     forward, backward = layer.forward_layer, layer.backward_layer
     forward_states, backward_states = states[:half], states[half:]
-    if _operator_spec(forward) is not None and _operator_spec(forward) == _operator_spec(backward) \
-            and not forward.go_backwards:
+    spec = _operator_spec(forward)
+    if spec is not None and spec == _operator_spec(backward) and not forward.go_backwards:
         (y, forward_final), (y_rev, backward_final) = _operator(
             call, [forward, backward], sequences, [forward_states, backward_states])
     else:
@@ -80,17 +80,12 @@ def time_distributed(layer, call):
         call.unsupported(f"its layer {inner.name!r} ({type(inner).__name__}) has no ONNX converter; register one "
                          "with graph.register_onnx_converter")
     x = call.input
-    shape = call.op("Shape", [x])
-    folded_shape = call.op("Concat", [call.constant([-1]), call.op("Slice", [shape, call.constant([2]),
-                                                                             call.constant([np.iinfo(np.int64).max])])],
-                           axis=0)
-    folded = call.op("Reshape", [x, folded_shape])
+    folded = call.op("Reshape", [x, call.op("Concat", [call.constant([-1]), call.op("Shape", [x], start=2)], axis=0)])
     (batch, steps, *sample), (_, _, *sample_out) = call.input_shapes[0], call.output_shapes[0]
     merged = None if batch is None or steps is None else batch * steps
     y = converter(inner, _inner_call(call, inner, folded, (merged, *sample), (merged, *sample_out)))
-    unfolded_shape = call.op("Concat", [call.op("Slice", [shape, call.constant([0]), call.constant([2])]),
-                                        call.op("Shape", [y], start=1)], axis=0)
-    return call.op("Reshape", [y, unfolded_shape])
+    unfolded = call.op("Concat", [call.op("Shape", [x], end=2), call.op("Shape", [y], start=1)], axis=0)
+    return call.op("Reshape", [y, unfolded])
 
 
 def _inner_call(call, layer, x, input_shape, output_shape):

@@ -131,11 +131,11 @@ def _operator(call, layers, sequences, states):
     """
     layer = layers[0]
     op_type, order = _OPERATORS[type(layer)]
-    gates, units = len(order), layer.units
+    units = layer.units
     x = call.op("Transpose", [sequences], perm=[1, 0, 2])  # time-major: ONNX Runtime has no layout=1
     if len(layers) == 1 and layer.go_backwards:
         x = _reverse_time(call, x, axis=0)
-    names = [_OPERATOR_ACTIVATIONS[f.__name__] for lay in layers for f in _functions(lay)]
+    specs = [_OPERATOR_ACTIVATIONS[f.__name__] for lay in layers for f in _functions(lay)]
     inputs = [
         x,
         _stacked(call, [call.weight(lay.kernel, lambda k: _blocks(k, order, units).T[None], key="onnx_W")
@@ -154,17 +154,17 @@ def _operator(call, layers, sequences, states):
     outputs = call.op(
         op_type, inputs, outputs=1 + layer._num_states, hidden_size=units,
         direction="bidirectional" if len(layers) == 2 else "forward",
-        activations=[spec[0] for spec in names],
-        activation_alpha=[spec[1] for spec in names if len(spec) > 1] or None,
-        activation_beta=[spec[2] for spec in names if len(spec) > 2] or None,
+        activations=[spec[0] for spec in specs],
+        activation_alpha=[spec[1] for spec in specs if len(spec) > 1] or None,
+        activation_beta=[spec[2] for spec in specs if len(spec) > 2] or None,
         linear_before_reset=int(layer.reset_after) if isinstance(layer, GRU) else None,
     )
     sequence, *final_states = outputs
     if layer.return_sequences:
         sequence = call.op("Transpose", [sequence], perm=[1, 2, 0, 3])  # (directions, batch, time, units)
-    outputs = _unstack(call, sequence if layer.return_sequences else final_states[0], len(layers), axis=0)
+    results = _unstack(call, sequence if layer.return_sequences else final_states[0], len(layers), axis=0)
     states = zip(*(_unstack(call, state, len(layers), axis=0) for state in final_states))
-    return [(output, list(state)) for output, state in zip(outputs, states)]
+    return [(result, list(state)) for result, state in zip(results, states)]
 
 
 def _functions(layer):

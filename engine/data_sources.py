@@ -186,6 +186,7 @@ def _read_rows(array, rows):
     """``array[rows]`` in memory (``rows``: a slice or increasing indices)."""
     if not isinstance(array, np.memmap):
         return np.asarray(array[rows])
+    _require_whole_file(array)
     if isinstance(rows, slice):
         return _released(array, np.array(array[rows]))
     # Reading a row maps the pages around it too (the OS maps whole folios of its file cache, up to
@@ -196,18 +197,53 @@ def _read_rows(array, rows):
     return np.concatenate([_released(array, array[group]) for group in groups])
 
 
+def _require_whole_file(array: np.memmap) -> None:
+    """Raises a ValueError if the file of the memmap ``array`` no longer holds
+    every byte the array maps (another process truncated it): reading a page
+    past the file's end would kill this process with SIGBUS. A file truncated
+    while a block is being read can still do so; every later block raises.
+
+    Example:
+        >>> import tempfile
+        >>> file = tempfile.TemporaryFile()
+        >>> x = np.memmap(file, "float64", "w+", shape=(4, 2))
+        >>> _ = file.truncate(8)
+        >>> _require_whole_file(x)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: The file of a numpy.memmap that fit reads holds 8 bytes, but the array maps 64 of it ...
+    """
+    mapping = _mapping(array)
+    if not isinstance(mapping, mmap.mmap):
+        return
+    start = array.offset - array.offset % mmap.ALLOCATIONGRANULARITY  # where numpy began the map
+    size, end = mapping.size(), start + len(mapping)
+    if size < end:
+        name = "" if array.filename is None else f" {str(array.filename)!r}"
+        raise ValueError(
+            f"The file{name} of a numpy.memmap that fit reads holds {size} bytes, but the array maps {end - start} "
+            f"of it (from offset {start}): the file was truncated while fit read it. Reading on would kill the "
+            "process (SIGBUS). Keep the file whole while fit reads it, or fit from a copy."
+        )
+
+
 def _released(array, block):
     """``block`` (a copy read from the memmap ``array``), once the pages the read
     mapped are unmapped. Mapped pages count in this process's resident memory:
     over an epoch it would grow to the whole file. Unmapped, they stay in the OS's
     file cache. Copy-on-write maps (mode "c") keep theirs: unmapping would drop
     the changes made to them."""
-    mapping = array
-    while isinstance(mapping, np.ndarray):
-        mapping = mapping.base
+    mapping = _mapping(array)
     if isinstance(mapping, mmap.mmap) and array.mode != "c" and hasattr(mmap, "MADV_DONTNEED"):
         mapping.madvise(mmap.MADV_DONTNEED)
     return block
+
+
+def _mapping(array):
+    """The object at the root of ``array``'s bases: an ``mmap.mmap`` for a memmap's view of its file."""
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return array
 
 
 def _chunk_rows(array):

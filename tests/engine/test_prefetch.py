@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from engine.prefetch import ordered_map, prefetch
+from engine.prefetch import map_in_threads, ordered_map, prefetch
 
 
 def _prefetching_threads():
@@ -90,3 +90,51 @@ def test_ordered_map_raises_a_calls_error_and_shuts_its_pool_down():
         list(ordered_map(check, range(10), executor, depth=4))
     with pytest.raises(RuntimeError, match="after shutdown"):
         executor.submit(check, 1)
+
+
+@pytest.mark.timeout(60)  # a close that waits for the reader never returns
+def test_a_ctrl_c_does_not_wait_for_a_reader_inside_the_source_which_then_reads_no_further():
+    inside, release, made = threading.Event(), threading.Event(), []
+
+    def slow():
+        yield 0
+        inside.set()
+        release.wait()  # a read Python cannot interrupt
+        made.append(1)
+        yield 1
+        made.append(2)
+        yield 2
+
+    batches = prefetch(slow(), depth=1)
+    assert next(batches) == 0 and inside.wait(10)
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            raise KeyboardInterrupt
+        finally:
+            batches.close()
+    (reader,) = _prefetching_threads()
+    assert reader.daemon
+    release.set()
+    reader.join()
+    assert made == [1]  # it dropped the item it was making and read nothing after
+
+
+def test_map_in_threads_runs_calls_at_once_and_keeps_their_order():
+    third_done = threading.Event()
+
+    def square(value):
+        if value == 0:
+            assert third_done.wait(10), "the calls did not run at once"
+        if value == 2:
+            third_done.set()
+        return value * value
+
+    assert list(map_in_threads(square, list(range(7)), threads=3, depth=3)) == [0, 1, 4, 9, 16, 25, 36]
+    assert _prefetching_threads() == []
+
+
+def test_map_in_threads_without_an_end_stops_its_threads_when_closed():
+    squares = map_in_threads(lambda value: value * value, None, threads=2, depth=4)
+    assert [next(squares) for _ in range(5)] == [0, 1, 4, 9, 16]
+    squares.close()
+    assert _prefetching_threads() == []

@@ -30,6 +30,7 @@ ROW_FIELDS = {
     "repeats": {"layers", "seconds", "new_ms_per_1000_layers"},
     "static_layout": {"graph", "layers", "edges", "built_in", "dot_seconds"},
     "html_view": {"graph", "layers", "to_html_seconds", "first_render_seconds", "page_kb"},
+    "onnx_export": {"model", "to_onnx_seconds", "save_onnx_seconds", "goal", "file_bytes", "weight_bytes"},
 }
 
 

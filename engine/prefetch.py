@@ -16,9 +16,9 @@ Ctrl-C) stops the producers: none starts another item. What it waits for:
   nothing that runs the source's code. Pool processes are terminated. A thread
   inside a call to the source (a generator's ``next``, ``__getitem__``) cannot
   be stopped in Python: it is a daemon thread, so neither the close nor the
-  interpreter's exit waits for it; when the call returns, the thread drops
-  its result and ends, holding nothing after that. Threads between calls are
-  waited for (they end at once).
+  interpreter's exit waits for it. It holds the source until the call
+  returns, then drops the result and ends without another call. Threads
+  between calls are waited for (they end at once).
 """
 
 import collections
@@ -152,9 +152,10 @@ def _stop(readers):
 def ordered_map(function: Callable, items: Iterable, executor: Executor, depth: int) -> Iterator:
     """Yields ``function(item)`` for each of ``items``, in order, with up to
     ``depth`` calls submitted ahead to ``executor`` (a
-    ``concurrent.futures`` process or thread pool), which the generator shuts
-    down when it ends or is closed (calls not started yet are cancelled; on
-    Ctrl-C the pool's processes are terminated instead of waited for).
+    ``concurrent.futures`` pool; fit gives it a ProcessPoolExecutor), which the
+    generator shuts down when it ends or is closed: calls not started yet are
+    cancelled, and those in flight waited for, except that on Ctrl-C a process
+    pool's processes are terminated instead (a thread pool's calls cannot be).
 
     Example:
         >>> from concurrent.futures import ThreadPoolExecutor

@@ -27,8 +27,11 @@ cannot be exported and raises ``OnnxExportError``.
 
 The graph's inputs and outputs are named after the model's
 (``model.input_names``, ``model.output_names``), with a dynamic batch axis
-(``dim_param="batch"``). The default opset is 18; opsets from 18 to the
-installed ``onnx``'s newest are accepted.
+(``dim_param="batch"``). The default opset is 18 (LayerNormalization needs 17;
+ONNX's GroupNormalization changed meaning in 21, so it is composed of
+ReduceMean and friends at any opset); opsets from 18 to the installed
+``onnx``'s newest are accepted, and from 20 gelu is ONNX's own Gelu. The
+weights are stored in the file (ModelProto's 2 GB limit applies).
 """
 
 import numpy as np

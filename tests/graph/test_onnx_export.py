@@ -87,6 +87,7 @@ def _conv_residual(blocks=2):
         y = L.BatchNormalization()(L.Conv2D(4, 3, padding="same")(h))
         y = L.Conv2D(4, 3, padding="same", activation="relu")(L.ReLU()(y))
         h = L.ReLU(max_value=6.0)(L.Add()([h, y]))
+    h = L.PReLU(alpha_initializer="random_normal", shared_axes=[1, 2])(h) * np.arange(1, 5, dtype="float32")
     h = L.Rescaling(0.5, offset=1.0)(L.Concatenate()([h, L.Conv2D(2, 1)(h)]))
     return Model(x, [L.Dense(3)(L.GlobalAveragePooling2D()(h)), L.MaxPooling2D(name="pooled")(h)])
 
@@ -95,8 +96,8 @@ def test_conv_residual_stack_has_transposes_only_at_its_borders():
     model = _conv_residual()
     proto = assert_exports_match(model, _data(2, 8, 8, 3))
     transposes = [n for n in proto.graph.node if n.op_type == "Transpose"]
-    # The image in (NHWC to NCHW) and the pooled map out (NCHW to NHWC); Add, Relu, Clip, Concat,
-    # Rescaling's Mul and Add run channels-first.
+    # The image in (NHWC to NCHW) and the pooled map out (NCHW to NHWC); Add, Relu, Clip, PRelu and the
+    # product by a vector per channel (their constants re-laid out), Concat and Rescaling run channels-first.
     assert len(transposes) == 2
     assert transposes[0].input == ["image"] and transposes[1].output == ["pooled"]
 

@@ -6,7 +6,6 @@ that plan.
 """
 
 import warnings
-import weakref
 
 import numpy as np
 
@@ -67,8 +66,6 @@ class Functional(Model):
         if not self._trainable:
             self.trainable = False
         self.built = True
-        for tensor in self._graph_plan.inputs:  # a tensor made inside this model is reached through its calls
-            tensor._keras_history.layer._tracked("_input_of_models").append(weakref.ref(self))
 
     @property
     def plan(self):
@@ -149,11 +146,18 @@ class Functional(Model):
 
     def _output_mask_specs(self, inputs, input_mask):
         """Without an input mask, the specs the inner outputs got when the
-        inner graph was built (running it on examples could fail where a
-        dimension is unknown); with one, computed on examples."""
+        inner graph was built; with one, those the inner graph gives when it is
+        replayed on symbolic inputs carrying it (nothing runs on examples, which
+        could fail where a dimension is unknown and cost a declared shape's size)."""
         if input_mask is None:
             return self._pack_outputs([tensor._keras_mask for tensor in self.plan.outputs])
-        return super()._output_mask_specs(inputs, input_mask)
+        specs = [KerasTensor(tensor.shape, tensor.dtype) for tensor in self._standardize_inputs(inputs)]
+        for spec, mask in zip(specs, self._input_masks(inputs, input_mask)):
+            if mask is not None:
+                spec._set_mask(KerasTensor(mask.shape, "bool"))
+        outputs = self.plan.replay(specs, lambda step, args, extra, kwargs: tree.flatten(
+            step.layer._symbolic_outputs((args, *extra), kwargs)))
+        return self._pack_outputs([tensor._keras_mask for tensor in outputs])
 
     def _input_masks(self, inputs, mask):
         """``mask`` (in the structure of ``inputs``) as the plan takes it: one

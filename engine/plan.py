@@ -137,6 +137,7 @@ class ExecutionPlan:
             if tensor._keras_history is None or tensor._keras_history.layer is None:
                 raise not_from_a_layer_error(tensor, f"Input {index} of the model")
         self._alias = {}
+        self._fed_by_calls = None
         nodes = self._order_nodes()
         self.slot_of = {id(t): i for i, t in enumerate(self.inputs)}
         self.tensors = list(self.inputs)
@@ -180,16 +181,22 @@ class ExecutionPlan:
             self._alias[id(tensor)] = outer
 
     def _outer_tensor(self, tensor):
-        """For an input of a nested model called exactly once, the tensor it was
-        called on, as that call's Node recorded it (``fed_inputs``)."""
-        calls = []
-        for model_ref in tensor._keras_history.layer.__dict__.get("_input_of_models", ()):
-            model = model_ref()
-            if model is None:
-                continue
-            position = next(i for i, t in enumerate(model.plan.inputs) if t is tensor)
-            calls += [node.fed_inputs[position] for node in model._inbound_nodes]
-        return calls[0] if len(calls) == 1 else None
+        """For an input of a nested model, the tensor the model was called on,
+        found by walking forward from this plan's inputs (``_nested_calls``);
+        None when no call of that model is reached."""
+        if self._fed_by_calls is None:
+            self._fed_by_calls = _nested_calls(self.inputs)
+        model, calls = self._fed_by_calls.get(id(tensor), (None, []))
+        fed = list({id(fed): fed for _, fed in calls}.values())
+        if len(fed) > 1:
+            described = ", ".join(f"{model.name}[{model._inbound_nodes.index(node)}] on {given.name!r}"
+                                  for node, given in calls)
+            raise ValueError(
+                f"Input {tensor.name!r} of nested model {model.name!r} is reached from the model inputs "
+                f"{[t.name for t in self.inputs]} through {len(calls)} calls of {model.name!r} ({described}), so "
+                "a tensor made inside it could come from either. Build the output from the outputs of one call, "
+                f"or from inputs that reach only one call of {model.name!r}.")
+        return fed[0] if fed else None
 
     def _raise_disconnected(self, tensor, walk):
         """Raises for an input ``tensor`` that is not a model input, naming the
@@ -449,6 +456,33 @@ class _Walk:
         self.input_ids = input_ids
         self.output = None
         self.done, self.visiting, self.order = set(), {}, []
+
+
+def _nested_calls(inputs):
+    """``{id(input tensor of a nested model): (model, [(node, fed tensor), ...])}``
+    for the calls of functional models reached by walking forward from
+    ``inputs`` along outbound nodes, into nested models too: how a tensor made
+    inside a nested model is tied to the tensor the model was called on. Models
+    keep no record of where they are used, so this is read off the graph."""
+    calls, seen_tensors, seen_nodes = {}, set(), set()
+    stack = list(inputs)
+    while stack:
+        tensor = stack.pop()
+        if id(tensor) in seen_tensors or tensor._keras_history is None or tensor._keras_history.layer is None:
+            continue
+        seen_tensors.add(id(tensor))
+        for node in tensor._keras_history.layer._outbound_nodes:
+            if id(node) in seen_nodes or not any(t is tensor for t in node.input_tensors):
+                continue
+            seen_nodes.add(id(node))
+            stack.extend(node.output_tensors)
+            if node.fed_inputs is None:
+                continue
+            model = node.outbound_layer
+            for inner, fed in zip(model.plan.inputs, node.fed_inputs):
+                calls.setdefault(id(inner), (model, []))[1].append((node, fed))
+                stack.append(inner)
+    return calls
 
 
 def _argument_masks(layer, args, kwargs):

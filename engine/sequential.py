@@ -188,26 +188,9 @@ class Sequential(Functional):
 
     def _invalidate_graph(self):
         # Until the graph is rebuilt, the layers are found through the `_stack` attribute.
-        self._unlink_inputs()
         self._graph_plan = None
         self._modules = []
         self.built = False
-
-    def _init_graph(self, inputs, outputs):
-        self._unlink_inputs()
-        super()._init_graph(inputs, outputs)
-
-    def _unlink_inputs(self):
-        """Drops this model from its input layers' record of the models they feed
-        (``Functional._init_graph`` adds it, and ``ExecutionPlan`` reads it to reach
-        a tensor made inside a nested model), so that add() and pop(), which map
-        the graph again from the same inputs, leave one entry, and an unbuilt
-        model none."""
-        if self.__dict__.get("_graph_plan") is None:
-            return
-        for tensor in self._graph_plan.inputs:
-            models = tensor._keras_history.layer.__dict__.get("_input_of_models", [])
-            models[:] = [ref for ref in models if ref() is not self]
 
     def _maybe_rebuild(self):
         self._invalidate_graph()

@@ -107,6 +107,32 @@ def test_sub_model_from_a_tensor_inside_a_nested_model():
     np.testing.assert_allclose(probe(data), inner.get_layer("hidden")(data * np.float32(3.0)), rtol=1e-6)
 
 
+def test_sub_model_reaches_inside_a_nested_model_called_several_times():
+    inner_in = Input(shape=(3,), name="inner_in")
+    hidden = Dense(4, name="hidden")(inner_in)
+    inner = Model(inner_in, Dense(2, name="inner_out")(hidden), name="inner")
+    inner(Input(shape=(3,), name="elsewhere"))  # a call no input of the probe reaches
+    x = Input(shape=(3,), name="x")
+    probe = Model(x, [hidden, inner(x - 1.0)])  # `hidden` is that of the one call x reaches
+    data = np.random.default_rng(0).random((2, 3)).astype("float32")
+    np.testing.assert_allclose(probe(data)[0], inner.get_layer("hidden")(data - np.float32(1.0)), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"Input 'inner_in' of nested model 'inner' is reached from the model inputs "
+                                         r"\['x'\] through 2 calls of 'inner' \(inner\[\d\] on '.*', inner\[\d\] on"):
+        Model(x, [hidden, inner(x * 2.0)])
+
+
+def test_models_built_on_one_input_and_dropped_leave_nothing_behind():
+    import gc
+    import weakref
+
+    x = Input(shape=(3,), name="x")
+    y = Dense(2)(x)
+    models = [weakref.ref(Model(x, y)) for _ in range(1000)]
+    gc.collect()
+    assert sum(ref() is not None for ref in models) == 0
+    assert x._keras_history.layer.__dict__.keys() == Input(shape=(3,))._keras_history.layer.__dict__.keys()
+
+
 def test_training_flag_reaches_every_layer_including_nested():
     seen = []
 

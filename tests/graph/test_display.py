@@ -45,8 +45,7 @@ def _boxes(svg):
 
 
 def _graph_state(layers):
-    return ([(list(layer.inbound_nodes), list(layer.outbound_nodes), layer.__dict__.get("_input_of_models"))
-             for layer in layers], dict(naming._counts))
+    return [(list(layer.inbound_nodes), list(layer.outbound_nodes)) for layer in layers], dict(naming._counts)
 
 
 def test_a_layer_shows_its_calls_and_weights():

@@ -1,6 +1,7 @@
 """Every notebook in notebooks/ runs from top to bottom without an error."""
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,10 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     assert "TqdmWarning" not in streams and "IProgress not found" not in streams
     if path.stem == "03_training":  # fit prints one line per epoch where nobody watches a live bar
         assert all(f"Epoch {epoch}/8" in streams for epoch in range(1, 9))
+        # ...and ends by running its ONNX export in ONNX Runtime, which agrees with predict
+        difference = re.search(r"largest difference from predict: (\S+)", streams)
+        assert difference and float(difference.group(1)) <= 1e-4, streams[-500:]
+        assert "same digit predicted for 100% of" in streams
 
 
 def test_there_are_the_four_notebooks():

@@ -142,8 +142,13 @@ def _every(indices, start, step):
 def _stop(readers):
     """Stops the reader threads; waits for them unless Ctrl-C is on its way up and
     they are inside the source's code (a wait that Ctrl-C interrupts stops there)."""
-    reading = [reader.stop() for reader in readers]
     interrupted = _interrupted()
+    try:
+        reading = [reader.stop() for reader in readers]
+    except KeyboardInterrupt:  # Ctrl-C while telling them: tell them all still (a reader left waits to put forever)
+        for reader in readers:
+            reader.stop()
+        raise
     for reader, in_source in zip(readers, reading):
         if not (interrupted and in_source):
             reader.join()

@@ -5,8 +5,10 @@ KIND is the source: ``generator``, ``pydataset`` (one thread), ``pydataset-threa
 blocks without end. Each read that blocks first prints ``reading PID``.
 
 WHERE is where fit is when the test's SIGINT comes: ``waiting`` for the second
-batch, or in a ``callback`` that blocks after the first batch (the readers are busy
-in the source then). The first batch's end prints ``batch 0``.
+batch, in a ``callback`` that blocks after the first batch (the readers are busy
+in the source then), or ``stopping``: a callback stops training after the first
+batch, so fit waits for the readers to finish their calls. The first batch's end
+prints ``batch 0``, and an epoch's end ``epoch end``.
 
 Once fit returns (it should raise KeyboardInterrupt) the script prints
 ``KeyboardInterrupt`` or ``returned``, the seconds fit took to return after the
@@ -57,17 +59,22 @@ class Batches(PyDataset):
 
 
 class FirstBatch(Callback):
-    """Marks the end of the first batch; with ``block``, stays in the callback."""
+    """Marks the end of the first batch; then stays in the callback (``where="callback"``)
+    or stops training (``where="stopping"``)."""
 
-    def __init__(self, block):
+    def __init__(self, where):
         super().__init__()
-        self.block = block
+        self.where = where
 
     def on_train_batch_end(self, batch, logs=None):
         if batch == 0:
             say("batch 0")
-            if self.block:
+            self.model.stop_training = self.where == "stopping"
+            if self.where == "callback":
                 threading.Event().wait()
+
+    def on_epoch_end(self, epoch, logs=None):
+        say("epoch end")
 
 
 def main(kind, where):
@@ -83,9 +90,8 @@ def main(kind, where):
     inputs = Input(shape=(3,))
     model = Model(inputs, Dense(1)(inputs))
     model.compile(optimizer="sgd", loss="mse")
-    first = FirstBatch(block=where == "callback")
     try:
-        model.fit(source, epochs=2, shuffle=False, verbose=0, callbacks=[first])
+        model.fit(source, epochs=2, shuffle=False, verbose=0, callbacks=[FirstBatch(where)])
         outcome = "returned"
     except KeyboardInterrupt:
         outcome = "KeyboardInterrupt"

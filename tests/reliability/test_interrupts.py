@@ -4,7 +4,8 @@ the source's code (which Python cannot stop: they end when that call returns).
 
 Each case runs ``interrupted_fit.py`` in a child process: the test sends SIGINT
 once the child has trained on its first batch and every reader is blocked in
-the source (the child prints both), then waits for the child to end.
+the source (the child prints both), and when fit stops early, once fit waits for
+the readers; then it waits for the child to end.
 """
 
 import contextlib
@@ -34,13 +35,16 @@ def _interrupt(kind, where, whole_group=False):
                              stderr=subprocess.PIPE, text=True, start_new_session=True,
                              env={**os.environ, "PYTHONPATH": ROOT})
     lines, readers = [], []
+    marks = {"batch 0", "epoch end"} if where == "stopping" else {"batch 0"}
     try:
-        while "batch 0" not in lines or len(readers) < READERS[kind]:
+        while not marks <= set(lines) or len(readers) < READERS[kind]:
             line = child.stdout.readline().strip()
             assert line, f"the child ended before its readers blocked: {lines} {child.stderr.read()}"
             lines.append(line)
             if line.startswith("reading "):
                 readers.append(int(line.split()[1]))
+        while where == "stopping" and not _sleeping(child.pid):  # fit waits for the readers
+            time.sleep(0.01)
         sent = time.monotonic()
         if whole_group:
             os.killpg(child.pid, signal.SIGINT)
@@ -57,6 +61,13 @@ def _interrupt(kind, where, whole_group=False):
     return took, lines + out.splitlines(), left
 
 
+def _sleeping(pid):
+    """Whether the main thread of process ``pid`` is blocked (nothing else in the
+    child holds the GIL then: its other threads are blocked in the source)."""
+    with open(f"/proc/{pid}/task/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "S"
+
+
 def _alive(pid):
     """Whether process ``pid`` still runs (a zombie does not)."""
     try:
@@ -67,7 +78,7 @@ def _alive(pid):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads processes from /proc")
-@pytest.mark.parametrize("where", ["waiting", "callback"])
+@pytest.mark.parametrize("where", ["waiting", "callback", "stopping"])
 @pytest.mark.parametrize("kind", list(READERS))
 def test_ctrl_c_during_fit_returns_at_once_and_leaves_no_reader_running(kind, where):
     took, lines, left = _interrupt(kind, where)

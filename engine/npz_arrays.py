@@ -26,7 +26,8 @@ from zlib_ng import zlib_ng
 
 from engine.errors import ModelFormatError
 from engine.load_limits import array_size_bound, check_member_size
-from engine.zip_member import LOCAL_HEADER_SIZE, ZipMember, is_plain_stored, member_data_offset, read_at, readinto_at
+from engine.zip_member import (LOCAL_HEADER_SIZE, ZipMember, is_plain_stored, member_data_offset, open_archive, read_at,
+                                readinto_at)
 
 # Read with a member's local header: np.save's own .npy header (128 bytes for a
 # 4-D shape) and, for a small array, the whole member in one read.
@@ -36,7 +37,8 @@ _MAX_NPY_HEADER_BYTES = 2**16
 
 def open_npz(stream, source):
     """The ``zipfile.ZipFile`` of the ``.npz`` in the seekable binary ``stream``
-    (only its directory is read); ModelFormatError when it is not a zip archive.
+    (only its directory is read, by ``open_archive``); ModelFormatError when it
+    is not a zip archive or holds a member zipfile cannot extract.
 
     Example:
         >>> import io
@@ -46,10 +48,7 @@ def open_npz(stream, source):
         >>> open_npz(buffer, "memory").namelist()
         ['dense/bias.npy']
     """
-    try:
-        return zipfile.ZipFile(stream)
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
-        raise ModelFormatError(f"The arrays in {source!r} cannot be read (not an .npz archive: {error}).") from error
+    return open_archive(stream, source, "an .npz archive")
 
 
 def open_npz_member(archive, name, max_bytes, limits, source, limit_name):

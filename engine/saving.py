@@ -30,6 +30,7 @@ from engine.load_limits import LoadLimits, check_members, npz_size_bound, parse_
 from engine.module import Module
 from engine.npz_arrays import open_npz, open_npz_member, read_arrays
 from engine.registry import loading_scope, lookup
+from engine.zip_member import open_archive
 
 FORMAT_VERSION = 1
 VERSION = "0.1.0"
@@ -282,12 +283,11 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True, limits=N
     limits = limits or LoadLimits()
     source = str(path)
     try:
-        archive = zipfile.ZipFile(path)
+        handle = open(path, "rb")
     except OSError as error:
         raise ModelFormatError(f"Cannot read model file {source!r}: {error}") from error
-    except (zipfile.BadZipFile, EOFError, ValueError) as error:
-        raise ModelFormatError(f"{source!r} is not a nodeweave model file (not a zip archive: {error}).") from error
-    with as_model_format_error(f"Cannot load model file {source!r}"), archive:
+    with handle, open_archive(handle, source, "a nodeweave or Keras model file") as archive, \
+            as_model_format_error(f"Cannot load model file {source!r}"):
         if is_keras_archive(archive):
             return load_keras_archive(archive, source, custom_objects, compile, safe_mode, limits)
         return _load_archive(archive, source, custom_objects, compile, safe_mode, limits)
@@ -313,10 +313,11 @@ def load_archive_bytes(data, custom_objects=None, safe_mode=True, limits=None):
     """
     limits = limits or LoadLimits()
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except (TypeError, zipfile.BadZipFile, EOFError, ValueError) as error:
-        raise ModelFormatError(f"The bytes are not a nodeweave archive (not a zip archive: {error}).") from error
-    with as_model_format_error("Cannot load the archive bytes"), archive:
+        stream = io.BytesIO(data)
+    except TypeError as error:
+        raise ModelFormatError(f"The archive must be bytes, received {type(data).__name__}.") from error
+    with open_archive(stream, "<bytes>", "a nodeweave archive") as archive, \
+            as_model_format_error("Cannot load the archive bytes"):
         return _load_archive(archive, "<bytes>", custom_objects, True, safe_mode, limits, models_only=False)
 
 
@@ -360,11 +361,9 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, mod
 
 def _saved_weight_names(archive, path):
     """The weight paths ``weights.npz`` holds, from its directory (no array is read)."""
-    with archive.open("weights.npz") as member:
-        try:
-            names = zipfile.ZipFile(member).namelist()
-        except (zipfile.BadZipFile, EOFError, ValueError) as error:
-            raise ModelFormatError(f"weights.npz in {path!r} is not an .npz archive: {error}") from error
+    with archive.open("weights.npz") as member, \
+            open_archive(member, f"weights.npz in {path}", "an .npz archive") as npz:
+        names = npz.namelist()
     return {name[:-4] for name in names if name.endswith(".npy")}
 
 

@@ -8,6 +8,11 @@ archive's own file: the member's reader (numpy's ``.npz`` directory, HDF5)
 reads its small structures from it, and each weight is read with ``readinto``
 straight into its own array. ``verify`` then checks the member's CRC in one
 pass over its bytes in order, taking the weights' bytes from their arrays.
+
+Every zip a load reads (a model file, the ``.npz`` in it, a weights file) is
+opened by ``open_archive``, which turns whatever ``zipfile`` raises on a hostile
+directory into a ModelFormatError naming the member at fault, and refuses a
+member ``zipfile`` could not extract before anything is read from it.
 """
 
 import io
@@ -21,6 +26,17 @@ from engine.load_limits import check_member_size, read_member
 
 LOCAL_HEADER = struct.Struct("<4s22xHH")  # a zip member's signature, then the lengths of its name and extra field
 LOCAL_HEADER_SIZE = 30
+# A directory entry: its signature, the zip version needed to extract the member, the
+# member's compressed and full sizes, the lengths of its name, extra field and comment,
+# and where its local header is.
+_DIRECTORY_ENTRY = struct.Struct("<4s2xH12xLLHHH8xL")
+_ZIP64_LOCATOR_AND_RECORD_SIZE = 20 + 56
+# What zipfile raises on a hostile directory: NotImplementedError for a member
+# needing a later zip version than it reads, BadZipFile for a corrupt extra field,
+# the others for damaged bytes (offsets past the end, a name that is not UTF-8).
+_DIRECTORY_ERRORS = (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, OverflowError,
+                     struct.error)
+_EXTRACTED_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 _BUFFER_BYTES = 2**16
 _CRC_CHUNK_BYTES = 2**20
 
@@ -101,6 +117,114 @@ class ZipMember:
                 raise ModelFormatError(f"{self.where!r} is truncated.")
             crc, start = zlib_ng.crc32(chunk, crc), start + len(chunk)
         return crc
+
+
+def open_archive(stream, source, kind):
+    """The ``zipfile.ZipFile`` of the zip archive in the seekable binary
+    ``stream`` (only its directory is read), every member of which zipfile
+    can extract.
+
+    Args:
+        stream: the archive's file, or an in-memory buffer of it.
+        source: names the file in errors.
+        kind: what the file should be, for errors (``"a nodeweave model file"``).
+
+    Raises:
+        ModelFormatError: the stream is not a zip archive, or a member cannot be
+            extracted (it needs a later zip version than zipfile reads, its
+            zip64 extra field is corrupt, it is encrypted, or compressed by a
+            method zipfile lacks), naming that member.
+
+    Example:
+        >>> import io
+        >>> buffer = io.BytesIO()
+        >>> with zipfile.ZipFile(buffer, "w") as archive:
+        ...     archive.writestr("config.json", "{}")
+        >>> open_archive(buffer, "m.nw", "a nodeweave model file").namelist()
+        ['config.json']
+        >>> open_archive(io.BytesIO(b"plain text"), "m.nw", "a model file")
+        Traceback (most recent call last):
+        ...
+        engine.errors.ModelFormatError: 'm.nw' is not a model file (not a zip archive: File is not a zip file).
+    """
+    try:
+        archive = zipfile.ZipFile(stream)
+    except _DIRECTORY_ERRORS as error:
+        fault = _directory_fault(stream)
+        if fault is None:
+            raise ModelFormatError(f"{source!r} is not {kind} (not a zip archive: {error}).") from error
+        name, problem = fault
+        raise ModelFormatError(f"Member {name!r} of {source!r} {problem}: the file is damaged, or it is not "
+                               f"{kind}.") from error
+    for info in archive.infolist():
+        problem = _extraction_problem(info)
+        if problem is not None:
+            archive.close()
+            raise ModelFormatError(f"Member {info.filename!r} of {source!r} {problem}: the file is damaged, or it "
+                                   f"is not {kind}.")
+    return archive
+
+
+def _extraction_problem(info):
+    """Why zipfile could not extract member ``info`` (as its directory describes it), or None."""
+    if info.flag_bits & 0x40:
+        return "uses strong encryption, and model files are not encrypted"
+    if info.flag_bits & 0x1:
+        return "is encrypted, and model files are not"
+    if info.flag_bits & 0x20:
+        return "holds compressed patched data, which zipfile cannot extract"
+    if info.compress_type not in _EXTRACTED_METHODS:
+        method = zipfile.compressor_names.get(info.compress_type, "unknown")
+        return f"uses zip compression method {info.compress_type} ({method}), which zipfile cannot extract"
+    return None
+
+
+def _directory_fault(stream):
+    """``(name, problem)`` of the first member in the zip directory of ``stream``
+    that zipfile refuses to list: one needing a later zip version than it
+    extracts, or whose extra field is corrupt; None when none is found (the
+    directory itself is damaged)."""
+    try:
+        end = zipfile._EndRecData(stream)  # the end record zipfile itself reads: where the directory is
+        if end is None:
+            return None
+        size = end[zipfile._ECD_SIZE]
+        position = end[zipfile._ECD_LOCATION] - size
+        if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:
+            position -= _ZIP64_LOCATOR_AND_RECORD_SIZE
+        done = 0
+        while done < size:
+            head = read_at(stream, position + done, _DIRECTORY_ENTRY.size)
+            signature, version, compressed, full, name_length, extra_length, comment_length, offset = \
+                _DIRECTORY_ENTRY.unpack(head)
+            if signature != zipfile.stringCentralDir:
+                return None
+            name = stream.read(name_length).decode("utf-8", "replace")
+            if version > zipfile.MAX_EXTRACT_VERSION:
+                return name, (f"needs zip version {version / 10:.1f} to be extracted, but zipfile extracts up to "
+                              f"{zipfile.MAX_EXTRACT_VERSION / 10:.1f}")
+            problem = _extra_field_problem(stream.read(extra_length), (compressed, full, offset))
+            if problem is not None:
+                return name, problem
+            done += _DIRECTORY_ENTRY.size + name_length + extra_length + comment_length
+    except (OSError, ValueError, OverflowError, struct.error):
+        return None
+    return None
+
+
+def _extra_field_problem(extra, sizes):
+    """Why zipfile refuses a directory entry's ``extra`` field, or None: a
+    record running past its end, or a zip64 record without the 8-byte value
+    of each of ``sizes`` (compressed size, size, offset) that says it is there."""
+    while len(extra) >= 4:
+        tag, length = struct.unpack_from("<HH", extra)
+        if 4 + length > len(extra):
+            return f"has a corrupt extra field (record {tag:#06x} of {length} bytes runs past its end)"
+        deferred = sum(size == 0xFFFF_FFFF for size in sizes)
+        if tag == 0x0001 and length < 8 * deferred:
+            return f"has a zip64 extra field of {length} bytes without the {deferred} sizes its entry defers to it"
+        extra = extra[4 + length:]
+    return None
 
 
 def is_plain_stored(info):

@@ -19,7 +19,6 @@ dataset's shape and storage before it is read (``weights_h5``). A
 import contextlib
 import os
 import warnings
-import zipfile
 
 from engine.atomic_file import atomic_write
 from engine.errors import ModelFormatError
@@ -28,7 +27,7 @@ from engine.keras_format.weights_h5 import layer_count, load_optimizer_state, op
 from engine.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
 from engine.load_limits import LoadLimits, check_members
 from engine.module import Module
-from engine.zip_member import ZipMember
+from engine.zip_member import ZipMember, open_archive
 
 SAVE_SUFFIXES = (".weights.h5", ".npz")
 LOAD_SUFFIXES = (".weights.h5", ".keras", ".npz")
@@ -177,10 +176,7 @@ def _weights_stream(path, bound, model):
                     f"{model.name!r} and its optimizer's state can take: it is not the weights of this model.")
             yield handle, None
             return
-        try:
-            archive = zipfile.ZipFile(handle)
-        except (zipfile.BadZipFile, EOFError, ValueError) as error:
-            raise ModelFormatError(f"{source!r} is not a Keras archive (not a zip archive: {error}).") from error
+        archive = open_archive(handle, source, "a Keras archive")
         limits = LoadLimits()
         check_members(archive, set(MEMBERS), ("model.weights.h5",), source, limits)
         member = ZipMember(archive, "model.weights.h5", bound, limits, source,

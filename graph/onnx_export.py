@@ -37,6 +37,7 @@ weights are stored in the file (ModelProto's 2 GB limit applies).
 import numpy as np
 
 from engine import tree
+from engine.atomic_file import atomic_write
 from engine.functional import Functional
 from graph._onnx_layout import _Node, clean_transposes
 from engine.layer import call_parameters
@@ -372,7 +373,9 @@ def _assemble(onnx, model, graph, input_names, output_names):
 
 
 def save_onnx(model, path, opset=None):
-    """Writes ``to_onnx(model, opset)`` to ``path`` (a ``.onnx`` file).
+    """Writes ``to_onnx(model, opset)`` to ``path`` (a ``.onnx`` file),
+    atomically as every save is: a failed or interrupted export leaves any
+    previous file as it was.
 
     Args:
         model: a functional or Sequential model.
@@ -389,5 +392,5 @@ def save_onnx(model, path, opset=None):
         >>> os.path.getsize(path) > 0
         True
     """
-    onnx = _import_onnx()
-    onnx.save_model(to_onnx(model, opset), str(path))
+    content = to_onnx(model, opset).SerializeToString()
+    atomic_write(path, lambda handle: handle.write(content))

@@ -39,7 +39,7 @@ from engine.keras_arguments import accept_keras_arguments
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call, traced_backward,
                                   traced_forward)
-from engine.load_limits import charge_weight
+from engine.load_limits import charge_example, charge_weight
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
 from engine.node import Node
@@ -206,9 +206,10 @@ class Layer(Module):
         dtype = dtype_name(dtype or self.dtype)
         if initializer is None:
             initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
-        if charge_weight(self.name, name, shape, dtype):
-            initializer = "zeros"  # a load assigns it from the file: no initial values to draw
-        value = np.asarray(initializers.get(initializer)(shape, dtype=dtype), dtype=dtype)
+        initializer = initializers.get(initializer)
+        if charge_weight(self.name, name, shape, dtype, initializer):
+            initializer = initializers.get("zeros")  # a load assigns it from the file: no initial values to draw
+        value = np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
         if value.shape != shape:
             raise ValueError(
                 f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, expected {shape}."
@@ -507,8 +508,10 @@ class Layer(Module):
 
     def _output_mask_specs(self, inputs, input_mask):
         """The masks of a symbolic call's outputs, as arrays or mask specs:
-        ``compute_mask`` run on a zero batch with all-True input masks."""
-        return self.compute_mask(_example(inputs), _example(input_mask, fill=True))
+        ``compute_mask`` run on a zero batch with all-True input masks. Only
+        the ranks of the masks are used, so every axis of the examples has at
+        most one entry: a declared shape costs nothing in proportion to its size."""
+        return self.compute_mask(_example(inputs, shrunk=True), _example(input_mask, fill=True, shrunk=True))
 
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
@@ -772,14 +775,21 @@ class Layer(Module):
         self._check_inputs(flat_inputs)
         self._maybe_build(args[0])
         call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
+        outputs = self._symbolic_outputs(args, call_kwargs)
+        Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
+        return outputs
+
+    def _symbolic_outputs(self, args, kwargs):
+        """The KerasTensors a symbolic call on ``args`` and ``kwargs`` returns,
+        with the specs of their masks, without recording the call (a nested
+        model replays its graph with it to learn its outputs' masks)."""
         try:
-            outputs = self.compute_output_spec(*args, **call_kwargs)
-            input_mask = call_kwargs.get("mask", _symbolic_mask(args[0]))
+            outputs = self.compute_output_spec(*args, **kwargs)
+            input_mask = kwargs.get("mask", _symbolic_mask(args[0]))
             if input_mask is not None or self._may_make_masks():
                 _attach_masks(outputs, self._output_mask_specs(args[0], input_mask))
         except Exception as error:
-            raise_in_call_context(self, error, args[0], args[1:], call_kwargs)
-        Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
+            raise_in_call_context(self, error, args[0], args[1:], kwargs)
         return outputs
 
     def _fed_inputs(self, args):
@@ -830,12 +840,18 @@ class Layer(Module):
             return self.call(inputs, *extra_args, **kwargs)
 
     def _infer_output_spec(self, args, kwargs):
+        """Output specs learned by running ``call`` on examples of the arguments'
+        whole shapes (unknown sizes 1), for a layer without ``compute_output_shape``;
+        while a file is loaded the examples are charged against its budget."""
         flat_inputs = tree.flatten(args[0])
         batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
-        concrete_args = _example(list(args))
-        concrete_kwargs = _example(kwargs)
+        masks = {}
         if "mask" not in kwargs and "mask" in call_parameters(type(self)) and _symbolic_mask(args[0]) is not None:
-            concrete_kwargs["mask"] = _example(_symbolic_mask(args[0]), fill=True)
+            masks["mask"] = _symbolic_mask(args[0])
+        examples = [t for t in tree.flatten((args, kwargs, masks)) if isinstance(t, KerasTensor)]
+        charge_example(self.name, type(self).__name__, sum(_example_bytes(t) for t in examples))
+        concrete_args = _example(list(args))
+        concrete_kwargs = {**_example(kwargs), **_example(masks, fill=True)}
         try:
             outputs = self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:]))
         except Exception as error:
@@ -931,16 +947,25 @@ def _positional_weight_args(layer, args, shape, initializer, dtype):
     return keywords["shape"], keywords["initializer"], keywords["dtype"]
 
 
-def _example(structure, fill=False):
+def _example(structure, fill=False, shrunk=False):
     """``structure`` with each KerasTensor replaced by an array of its shape
     (unknown dimensions 1) and dtype, filled with ``fill`` (masks get True:
-    every step kept); other values as they are."""
+    every step kept); other values as they are. ``shrunk`` examples keep the
+    rank but no axis longer than 1, for results of which only the rank is read."""
     def concrete(t):
         if not isinstance(t, KerasTensor):
             return t
-        return np.full(tuple(1 if d is None else d for d in t.shape), fill, dtype=t.dtype)
+        return np.full(_example_shape(t, shrunk), fill, dtype=t.dtype)
 
     return tree.map_structure(concrete, structure)
+
+
+def _example_shape(tensor, shrunk=False):
+    return tuple(1 if d is None else min(d, 1) if shrunk else d for d in tensor.shape)
+
+
+def _example_bytes(tensor):
+    return math.prod(_example_shape(tensor)) * np.dtype(tensor.dtype).itemsize
 
 
 def _symbolic_mask(inputs):

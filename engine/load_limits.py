@@ -16,7 +16,15 @@ is checked before it is made:
   budget: for a model file, the bytes its ``weights.npz`` (or a Keras file's
   ``model.weights.h5``) holds (every weight is saved there, so a real model
   never exceeds it); for a JSON config,
-  ``max_weight_bytes``.
+  ``max_weight_bytes``;
+- drawing a JSON config's weights is charged too: the temporaries each
+  initializer allocates must fit in what is left of the budget, and its
+  arithmetic (``Orthogonal``'s QR factorization is cubic) within
+  ``max_initializer_operations``; a model file's weights are not drawn at all,
+  since the file assigns them;
+- a layer without ``compute_output_shape`` learns its output shape by running
+  ``call`` on examples of its inputs' declared shapes: they must fit in what is
+  left of the budget.
 
 Exceeding a limit raises ``ModelFormatError`` naming the member and the limit.
 The fixed limits are the fields of ``LoadLimits``; pass a larger one to
@@ -56,6 +64,10 @@ class LoadLimits:
             config deflates about 50 times; a deflate bomb inflates about 1,000.
         max_weight_bytes: the most bytes of weights a JSON config may create
             when it is rebuilt (model files use the size of their own weights).
+        max_initializer_operations: the most arithmetic operations one
+            initializer may spend drawing a weight of a JSON config; the
+            default admits ``Orthogonal`` on a 2048 x 2048 kernel (an LSTM of
+            1,024 units), about ten seconds of QR factorization.
 
     Example:
         >>> from engine import load_model
@@ -66,35 +78,41 @@ class LoadLimits:
     max_metadata_bytes: int = 2**20
     max_compression_ratio: float = 200.0
     max_weight_bytes: int = 4 * 2**30
+    max_initializer_operations: int = 2**35
 
 
 class _Budget:
-    __slots__ = ("advice", "filled_from_file", "limit", "reason", "remaining")
+    __slots__ = ("advice", "filled_from_file", "limit", "max_operations", "reason", "remaining")
 
-    def __init__(self, limit, reason, advice, filled_from_file):
+    def __init__(self, limit, reason, advice, filled_from_file, max_operations):
         self.remaining, self.limit, self.reason, self.advice = limit, limit, reason, advice
-        self.filled_from_file = filled_from_file
+        self.filled_from_file, self.max_operations = filled_from_file, max_operations
 
 
 _WEIGHT_BUDGET = contextvars.ContextVar("nodeweave_weight_budget", default=None)
 
 
 @contextlib.contextmanager
-def weight_budget(limit, reason, advice, filled_from_file=False):
+def weight_budget(limit, reason, advice, filled_from_file=False,
+                  max_operations=LoadLimits.max_initializer_operations):
     """Within it, weights created in this thread may total at most ``limit`` bytes;
     ``reason`` says where the limit comes from and ``advice`` what to do, for the
     error message. ``filled_from_file`` says that the load assigns every weight
-    from its file (or fails), so no initial values need drawing."""
-    token = _WEIGHT_BUDGET.set(_Budget(int(limit), reason, advice, filled_from_file))
+    from its file (or fails), so no initial values need drawing; otherwise
+    drawing one may take at most ``max_operations`` operations."""
+    token = _WEIGHT_BUDGET.set(_Budget(int(limit), reason, advice, filled_from_file, max_operations))
     try:
         yield
     finally:
         _WEIGHT_BUDGET.reset(token)
 
 
-def charge_weight(layer_name, weight_name, shape, dtype):
+def charge_weight(layer_name, weight_name, shape, dtype, initializer=None):
     """Called by ``Layer.add_weight`` before it allocates: raises ModelFormatError
-    when a load in progress would create more weight bytes than its budget.
+    when a load in progress would create more weight bytes than its budget, or
+    when drawing the weight with ``initializer`` would need more temporary bytes
+    than the budget has left or more operations than it allows (an
+    initializer's ``cost``; a plain function has none to charge).
     Returns whether the load will assign the weight from its file: the layer then
     allocates zeros instead of drawing initial values (VGG16's 138M)."""
     budget = _WEIGHT_BUDGET.get()
@@ -106,7 +124,38 @@ def charge_weight(layer_name, weight_name, shape, dtype):
             f"Rebuilding the model would create weight {weight_name!r} of layer {layer_name!r} with shape "
             f"{tuple(shape)}, bringing its weights past {budget.limit:,} bytes, {budget.reason}. {budget.advice}"
         )
-    return budget.filled_from_file
+    if budget.filled_from_file or not hasattr(initializer, "cost"):
+        return budget.filled_from_file
+    temporary_bytes, operations = initializer.cost(shape, dtype)
+    drawing = (f"Drawing weight {weight_name!r} of layer {layer_name!r} with shape {tuple(shape)} by "
+               f"{type(initializer).__name__}")
+    if temporary_bytes > budget.remaining:
+        raise ModelFormatError(
+            f"{drawing} needs {temporary_bytes:,} bytes of temporary arrays, more than the {budget.remaining:,} "
+            f"left of {budget.limit:,} bytes, {budget.reason}. {budget.advice}"
+        )
+    if operations > budget.max_operations:
+        raise ModelFormatError(
+            f"{drawing} takes about {operations:,} operations, more than max_initializer_operations="
+            f"{budget.max_operations:,}. If the model is genuine, pass "
+            "limits=LoadLimits(max_initializer_operations=...), or give the layer a cheaper initializer."
+        )
+    return False
+
+
+def charge_example(layer_name, class_name, size):
+    """Called before a layer without ``compute_output_shape`` runs ``call`` on
+    examples of ``size`` bytes to learn its output shape: raises ModelFormatError
+    when a load in progress has less than that left of its budget."""
+    budget = _WEIGHT_BUDGET.get()
+    if budget is not None and size > budget.remaining:
+        raise ModelFormatError(
+            f"Layer {layer_name!r} ({class_name}) defines no compute_output_shape, so rebuilding the model would "
+            f"run its call() on examples of its inputs' declared shapes: {size:,} bytes, more than the "
+            f"{budget.remaining:,} left of {budget.limit:,} bytes, {budget.reason}. Define "
+            f"compute_output_shape(self, input_shape) in {class_name} so that its shapes are computed without "
+            "running it, or check the shapes the file declares."
+        )
 
 
 # ------------------------------------------------------------------ zip members

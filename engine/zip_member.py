@@ -12,7 +12,8 @@ pass over its bytes in order, taking the weights' bytes from their arrays.
 Every zip a load reads (a model file, the ``.npz`` in it, a weights file) is
 opened by ``open_archive``, which turns whatever ``zipfile`` raises on a hostile
 directory into a ModelFormatError naming the member at fault, and refuses a
-member ``zipfile`` could not extract before anything is read from it.
+member ``zipfile`` could not extract, or compressed other than stored or
+deflated, before anything is read from it.
 """
 
 import io
@@ -36,7 +37,6 @@ _ZIP64_LOCATOR_AND_RECORD_SIZE = 20 + 56
 # the others for damaged bytes (offsets past the end, a name that is not UTF-8).
 _DIRECTORY_ERRORS = (zipfile.BadZipFile, NotImplementedError, EOFError, OSError, ValueError, OverflowError,
                      struct.error)
-_EXTRACTED_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 _BUFFER_BYTES = 2**16
 _CRC_CHUNK_BYTES = 2**20
 
@@ -122,7 +122,7 @@ class ZipMember:
 def open_archive(stream, source, kind):
     """The ``zipfile.ZipFile`` of the zip archive in the seekable binary
     ``stream`` (only its directory is read), every member of which zipfile
-    can extract.
+    can extract, stored or deflated.
 
     Args:
         stream: the archive's file, or an in-memory buffer of it.
@@ -132,8 +132,8 @@ def open_archive(stream, source, kind):
     Raises:
         ModelFormatError: the stream is not a zip archive, or a member cannot be
             extracted (it needs a later zip version than zipfile reads, its
-            zip64 extra field is corrupt, it is encrypted, or compressed by a
-            method zipfile lacks), naming that member.
+            zip64 extra field is corrupt, it is encrypted, or compressed by
+            another method than store and deflate), naming that member.
 
     Example:
         >>> import io
@@ -166,16 +166,20 @@ def open_archive(stream, source, kind):
 
 
 def _extraction_problem(info):
-    """Why zipfile could not extract member ``info`` (as its directory describes it), or None."""
+    """Why member ``info`` (as the directory describes it) is not to be
+    extracted, or None: zipfile cannot extract it, or it is compressed by a
+    method other than those model and weight files use, whose decompressors
+    (bzip2, LZMA) raise errors of their own on damaged data."""
     if info.flag_bits & 0x40:
         return "uses strong encryption, and model files are not encrypted"
     if info.flag_bits & 0x1:
         return "is encrypted, and model files are not"
     if info.flag_bits & 0x20:
         return "holds compressed patched data, which zipfile cannot extract"
-    if info.compress_type not in _EXTRACTED_METHODS:
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         method = zipfile.compressor_names.get(info.compress_type, "unknown")
-        return f"uses zip compression method {info.compress_type} ({method}), which zipfile cannot extract"
+        return (f"uses zip compression method {info.compress_type} ({method}), where NumPy, Keras and nodeweave "
+                "store or deflate")
     return None
 
 

@@ -5,7 +5,7 @@ that reads a zip (``load_model`` of a ``.nw`` or ``.keras`` file, the ``.npz``
 inside a ``.nw`` file, ``load_weights`` of a ``.keras`` or ``.npz`` file,
 unpickling, the command line) now raises ModelFormatError naming the file and
 the member, for that and for its kin: encryption, compressed patched data, a
-compression method zipfile lacks, corrupt extra fields.
+compression method other than store and deflate, corrupt extra fields.
 
 ``python -m tests.reliability.test_zip_versions FOLDER`` fuzzes the directory
 bytes of a model file and of the ``.npz`` in it, for the capped child process
@@ -96,6 +96,8 @@ DAMAGES = {  # name: (damage, what the refusal says)
     "compressed patched data": (_or_flags(0x20), "holds compressed patched data"),
     "compression method 99": (lambda data, entry, extra: struct.pack_into("<H", data, entry + 10, 99),
                               "uses zip compression method 99 (unknown)"),
+    "compression method lzma": (lambda data, entry, extra: struct.pack_into("<H", data, entry + 10, 14),
+                                "uses zip compression method 14 (lzma)"),
     "corrupt extra field": (lambda data, entry, extra: struct.pack_into("<H", data, extra + 2, 0x7F),
                             "has a corrupt extra field"),
     "zip64 extra without sizes": (_zip64_without_sizes, "has a zip64 extra field of 4 bytes"),

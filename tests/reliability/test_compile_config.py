@@ -60,14 +60,18 @@ def _metrics_a(config):
 
 @pytest.mark.parametrize("suffix", [".nw", ".keras"])
 @pytest.mark.parametrize("edit, field", [
-    (lambda c: c.update(metrics=["not_a_metric"]), r"compile_config\.metrics\[0\] is 'not_a_metric'"),
-    (lambda c: _metrics_a(c).append("not_a_metric"), r"compile_config\.metrics\['a'\]\[2\] is 'not_a_metric'"),
-    (lambda c: c["metrics"].update(b="not_a_metric"), r"compile_config\.metrics\['b'\] is 'not_a_metric'"),
-    (lambda c: c.update(weighted_metrics=["mse", "not_a_metric"]),
-     r"compile_config\.weighted_metrics\[1\] is 'not_a_metric'"),
-    (lambda c: c["loss"].update(b="not_a_loss"), r"compile_config\.loss\['b'\] is 'not_a_loss'"),
-    (lambda c: _metrics_a(c).__setitem__(0, {"class_name": "NotAMetric", "config": {}}),
-     r"compile_config\.metrics\['a'\]\[0\] is \{'class_name': 'NotAMetric'"),
+    pytest.param(lambda c: c.update(metrics=["not_a_metric"]), r"compile_config\.metrics\[0\] is 'not_a_metric'",
+                 id="metric in a list"),
+    pytest.param(lambda c: _metrics_a(c).append("not_a_metric"),
+                 r"compile_config\.metrics\['a'\]\[2\] is 'not_a_metric'", id="metric in a list per output"),
+    pytest.param(lambda c: c["metrics"].update(b="not_a_metric"), r"compile_config\.metrics\['b'\] is 'not_a_metric'",
+                 id="metric per output"),
+    pytest.param(lambda c: c.update(weighted_metrics=["mse", "not_a_metric"]),
+                 r"compile_config\.weighted_metrics\[1\] is 'not_a_metric'", id="weighted metric"),
+    pytest.param(lambda c: c["loss"].update(b="not_a_loss"), r"compile_config\.loss\['b'\] is 'not_a_loss'",
+                 id="loss per output"),
+    pytest.param(lambda c: _metrics_a(c).__setitem__(0, {"class_name": "NotAMetric", "config": {}}),
+                 r"compile_config\.metrics\['a'\]\[0\] is \{'class_name': 'NotAMetric'", id="metric class"),
 ])
 def test_an_unknown_loss_or_metric_is_refused_at_load_naming_the_file_and_field(files, tmp_path, suffix, edit, field):
     path = with_compile_config(files[suffix], tmp_path, edit)

@@ -58,7 +58,8 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
     weights = archive.getinfo("model.weights.h5")
     with loading_scope(custom_objects, safe_mode), \
             weight_budget(weights.file_size, f"the size of model.weights.h5 in {source!r}",
-                          "The config declares more weights than the file holds: a damaged or hostile file."):
+                          "The config declares more weights than the file holds: a damaged or hostile file.",
+                          filled_from_file=True):  # read_datasets assigns every weight or the load fails
         model = deserialize_layer(to_nodeweave_entry(config))
     if not hasattr(type(model), "plan"):
         raise ModelFormatError(f"{source!r} holds a {type(model).__name__}, not a functional or Sequential model.")

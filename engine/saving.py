@@ -524,7 +524,8 @@ def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
         safe_mode: True (the default) never imports code named by the JSON;
             False allows it, for JSON you trust.
         limits: a ``LoadLimits``; the JSON may be at most ``max_config_bytes``
-            long and create at most ``max_weight_bytes`` of weights.
+            long and create at most ``max_weight_bytes`` of weights, each drawn
+            within ``max_initializer_operations``.
 
     Example:
         >>> from engine import Input, Model
@@ -542,7 +543,8 @@ def model_from_json(text, custom_objects=None, safe_mode=True, limits=None):
     config = parse_json(text, "The model JSON")
     with as_model_format_error("Cannot rebuild the model from JSON"), loading_scope(custom_objects, safe_mode), \
             weight_budget(limits.max_weight_bytes, "max_weight_bytes of the LoadLimits",
-                          "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...)."):
+                          "If the model is genuine, pass limits=LoadLimits(max_weight_bytes=...).",
+                          max_operations=limits.max_initializer_operations):
         return deserialize_layer(as_nodeweave_entry(config))
 
 

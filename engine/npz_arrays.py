@@ -18,6 +18,7 @@ import io
 import math
 import re
 import struct
+import tokenize
 import zipfile
 import zlib
 
@@ -186,8 +187,9 @@ def _npy_header(header, info, name, shape, dtype, source):
     string saying why the array does not fit the weight."""
     try:
         file_shape, fortran_order, file_dtype, offset = _parse_npy_header(header)
-    except ValueError as error:
-        raise ModelFormatError(f"Array {name!r} in {source!r} has a malformed .npy header: {error}") from error
+    except (ValueError, SyntaxError, tokenize.TokenError) as error:  # NumPy's reader tokenizes a header it does not know
+        detail = error.args[0] if isinstance(error, tokenize.TokenError) else error
+        raise ModelFormatError(f"Array {name!r} in {source!r} has a malformed .npy header: {detail}") from error
     if file_dtype.hasobject or file_dtype.fields is not None or file_dtype.kind not in "biuf":
         raise ModelFormatError(f"Array {name!r} in {source!r} has dtype {file_dtype}; weights are plain numeric arrays.")
     if tuple(file_shape) != shape:

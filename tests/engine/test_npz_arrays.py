@@ -123,6 +123,17 @@ def test_arrays_of_another_byte_order_dtype_or_memory_order_are_cast_to_the_weig
         np.testing.assert_array_equal(variable.numpy(), saved.numpy())
 
 
+@pytest.mark.parametrize("header", [b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,",
+                                    b"{'descr': '''<f4"])
+def test_a_header_numpy_cannot_tokenize_is_refused_naming_the_array(tmp_path, header):
+    header += b" " * (-(len(header) + 11) % 64) + b"\n"
+    npy = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(12)
+    (tmp_path / "w.npz").write_bytes(_npz({"d/bias": np.zeros(2, "float32")}))
+    _rewrite(tmp_path / "w.npz", lambda name, content, compression: (npy, compression, b""))
+    with pytest.raises(ModelFormatError, match=r"Array 'd/\w+' in .* has a malformed \.npy header: EOF in multi-line"):
+        _model().load_weights(tmp_path / "w.npz")
+
+
 @pytest.mark.parametrize("extra", [b"", _LONG_EXTRA])
 def test_read_arrays_reads_every_array_whole_and_each_exactly_once(extra):
     rng = np.random.default_rng(0)

@@ -169,7 +169,8 @@ def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMemb
 
     Raises:
         ModelFormatError: a dataset not stored as Keras stores weights (a
-            link, external or chunked storage) or not of numbers.
+            link, external or chunked storage), not of numbers, or of
+            another kind of number than its Variable (float for an integer).
 
     Example:
         >>> from engine import Input, Model
@@ -231,8 +232,8 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
         saying why when it does not fit ``optimizer`` (left unchanged).
 
     Raises:
-        ModelFormatError: a dataset not stored as Keras stores weights, or not
-            of numbers.
+        ModelFormatError: a dataset not stored as Keras stores weights, not
+            of numbers, or of another kind of number than its Variable.
 
     Example:
         >>> import io
@@ -294,6 +295,12 @@ def _read_dataset(file, h5py, path, variable, source, member, checked):
     dtype = dataset.dtype
     if dtype.kind not in "biuf" or dtype.fields is not None:
         raise ModelFormatError(f"Weight {path!r} in {source!r} has dtype {dtype}; weights are plain numbers.")
+    if dtype.kind != np.dtype(variable.dtype).kind:  # the rule of the .nw reader (engine.npz_arrays)
+        raise ModelFormatError(
+            f"Weight {path!r} in {source!r} has dtype {dtype}, but it fills {_describe(variable)} and dtype "
+            f"{np.dtype(variable.dtype)}: a value of one kind of number (bool, signed or unsigned integer, float) "
+            "does not fit another (a float of 1e300 read into an int64 would become -2**63), so the file is "
+            "damaged or not the weights of this model.")
     if tuple(dataset.shape) != tuple(variable.shape):
         return f"Weight {path!r} in {source!r} has shape {tuple(dataset.shape)}, but it fills {_describe(variable)}."
     offset = dataset.id.get_offset()  # None when compact (in the dataset's header) or never written

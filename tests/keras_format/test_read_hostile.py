@@ -291,3 +291,42 @@ def test_weight_paths_scan_the_layers_once_per_model_whatever_their_number(tmp_p
     paths = keras_variable_paths(model, config)
     assert sorted(paths) == ["layers/dense/vars/0", "layers/dense/vars/1"]
     assert len(scans) == 1
+
+
+@pytest.fixture(scope="module")
+def compiled_saved(tmp_path_factory):
+    """A small Keras model compiled with Adam and fitted one step: {member name: bytes}."""
+    x = keras.Input((4,), name="x")
+    model = keras.Model(x, layers.Dense(2, name="out")(layers.Dense(3, name="hidden")(x)))
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(np.ones((2, 4)), np.ones((2, 2)), verbose=0)
+    path = tmp_path_factory.mktemp("keras") / "compiled.keras"
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_a_weight_of_another_kind_of_number_is_refused(compiled_saved, tmp_path):
+    """An integer iteration count stored as float64 1e300 read as -2**63, and the next fit made every weight NaN."""
+    def float_iterations(file):
+        assert file["optimizer/vars/0"].dtype.kind == "i"
+        del file["optimizer/vars/0"]
+        file["optimizer/vars/0"] = np.float64(1e300)
+
+    members = edited_weights(compiled_saved, float_iterations)
+    message = r"Weight 'optimizer/vars/0' in '.*hostile.keras' has dtype float64, but it fills .* dtype int64: a value "
+    with pytest.raises(ModelFormatError, match=message):
+        load_model(write(tmp_path, members))
+    model = load_model(write(tmp_path, compiled_saved))
+    weights = tmp_path / "hostile.weights.h5"
+    weights.write_bytes(members["model.weights.h5"])
+    with pytest.raises(ModelFormatError, match=message.replace("keras", "weights.h5")):
+        model.load_weights(weights)
+    assert model.optimizer.iterations == 1
+
+    def integer_kernel(file):
+        del file["layers/dense/vars/0"]
+        file["layers/dense/vars/0"] = np.ones((4, 3), "int32")
+
+    with pytest.raises(ModelFormatError, match=r"'layers/dense/vars/0' .* has dtype int32, but .* dtype float32"):
+        load_model(write(tmp_path, edited_weights(compiled_saved, integer_kernel)))

@@ -374,10 +374,11 @@ class Model(Trainer, Layer):
         )
 
     def get_layer(self, name=None, index=None):
-        """Returns a layer by its unique name or by its index in ``layers``.
+        """Returns a layer by its name, its qualified path or its index in ``layers``.
 
         Args:
-            name: the layer's name.
+            name: the layer's name, or its path through nested models,
+                outermost first, without this model's name (``"block/inner/conv"``).
             index: its position in ``layers`` (negative counts from the end).
 
         Returns:
@@ -385,15 +386,18 @@ class Model(Trainer, Layer):
 
         Raises:
             ValueError: neither or both of ``name`` and ``index`` given, or no
-                such layer (the message lists the existing names).
+                such layer (the message lists the existing names, or the
+                closest paths for a path).
 
         Example:
             >>> from engine import Input, Model
             >>> from layers import Dense
             >>> x = Input(shape=(3,), name="x")
-            >>> model = Model(x, Dense(2, name="dense")(x), name="tiny")
-            >>> model.get_layer("dense").units, model.get_layer(index=0).name
-            (2, 'x')
+            >>> inner = Model(x, Dense(2, name="dense")(x), name="inner")
+            >>> z = Input(shape=(3,), name="z")
+            >>> model = Model(z, inner(z), name="outer")
+            >>> model.get_layer("inner").name, model.get_layer("inner/dense").units, model.get_layer(index=0).name
+            ('inner', 2, 'z')
         """
         if (name is None) == (index is None):
             raise ValueError(
@@ -411,7 +415,65 @@ class Model(Trainer, Layer):
         for layer in layers:
             if layer.name == name:
                 return layer
+        from engine import qualified_names  # imports Functional, which imports this module
+
+        if isinstance(name, str) and "/" in name:
+            return qualified_names.find_layer(self, name)
+        nested = [path for path in qualified_names.layer_paths(self) if path.endswith(f"/{name}")]
         raise ValueError(
             f"No such layer: {name!r} in model {self.name!r}. Existing layers are: "
             f"{[layer.name for layer in layers]}."
+            + (f" Nested models hold {name!r} at: {', '.join(map(repr, nested))} (pass that path)." if nested else "")
         )
+
+    def get_node(self, path: str):
+        """Returns a call (Node) of a layer of this model, at any depth.
+
+        Args:
+            path: ``"<layer path>[k]"``, k the call's index in the layer's
+                ``inbound_nodes``: ``"shared[1]"``, ``"block/conv[0]"``.
+
+        Returns:
+            The Node.
+
+        Raises:
+            ValueError: no such call (the message names the closest paths).
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense, add
+            >>> a, b = Input(shape=(3,), name="a"), Input(shape=(3,), name="b")
+            >>> shared = Dense(2, name="shared")
+            >>> model = Model([a, b], add([shared(a), shared(b)]))
+            >>> model.get_node("shared[1]").input_tensors[0] is b
+            True
+        """
+        from engine import qualified_names  # imports Functional, which imports this module
+
+        return qualified_names.find_node(self, path)
+
+    def get_tensor(self, path: str):
+        """Returns a symbolic tensor of this model, at any depth.
+
+        Args:
+            path: ``"<call path>[i]"``, output i of a call (``"shared[1][0]"``,
+                ``"block/conv[0][0]"``), or the name of an input.
+
+        Returns:
+            The KerasTensor.
+
+        Raises:
+            ValueError: no such tensor (the message names the closest paths).
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,), name="x")
+            >>> y = Dense(2, name="d")(x)
+            >>> model = Model(x, y)
+            >>> model.get_tensor("d[0][0]") is y
+            True
+        """
+        from engine import qualified_names  # imports Functional, which imports this module
+
+        return qualified_names.find_tensor(self, path)

@@ -33,6 +33,8 @@ _THREADED_BLAS_FLOPS = 2 * 65536 * 4
 # against 2.1 s on one, with two other processes busy; MobileNetV2 at batch 16 (largest product 0.6
 # GFLOPs) gained nothing, and ResNet50 at batch 1 (0.24 GFLOPs) ran unsteadily.
 _LARGE_PRODUCT_FLOPS = 2e9
+# A plan's repr shows its first and last steps past this many.
+_REPR_STEPS = 20
 
 
 class Step:
@@ -70,6 +72,13 @@ class Step:
         self.passes_mask = "mask" in call_parameters(type(self.layer))
         self.argument_masks = [(name, [in_slots[i] for i in positions], single)
                                for name, positions, single in _argument_masks(self.layer, args, kwargs)]
+
+    def __repr__(self):
+        """``dense[1]: (x[0][0]) -> (dense[1][0])``: the call, the tensors it reads and those it makes."""
+        reads = ", ".join(_tensor_name(t) for t in self.node.input_tensors)
+        makes = ", ".join(_tensor_name(t) for t in self.node.output_tensors)
+        node_index = self.node.output_tensors[0]._keras_history.node_index
+        return f"{self.layer.name}[{node_index}]: ({reads}) -> ({makes})"
 
     def input_masks(self, masks, kwargs):
         """Returns (the mask of the first argument's tensors, the mask
@@ -156,6 +165,17 @@ class ExecutionPlan:
         self.layers = self._unique_layers()
         # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...) or a call is given one.
         self.uses_masks = any(s.layer._may_make_masks() or s.template[1].get("mask") is not None for s in self.steps)
+
+    def __repr__(self):
+        """The plan's inputs and outputs, then its steps one per line (the first
+        and last few of a big plan)."""
+        head = (f"ExecutionPlan of {len(self.steps)} steps, inputs ({', '.join(map(_tensor_name, self.inputs))}) -> "
+                f"outputs ({', '.join(map(_tensor_name, self.outputs))})")
+        steps = [repr(step) for step in self.steps]
+        if len(steps) > _REPR_STEPS:
+            shown = _REPR_STEPS // 2
+            steps = steps[:shown] + [f"... {len(steps) - 2 * shown} more steps ..."] + steps[-shown:]
+        return "\n  ".join([head] + steps)
 
     # --------------------------------------------------------------- mapping
     def _resolve(self, tensor):
@@ -483,6 +503,14 @@ def _nested_calls(inputs):
                 calls.setdefault(id(inner), (model, []))[1].append((node, fed))
                 stack.append(inner)
     return calls
+
+
+def _tensor_name(tensor):
+    """``dense[1][0]``: the layer, call and output that made ``tensor`` (its own name when no layer did)."""
+    history = tensor._keras_history
+    if history is None or history.layer is None:
+        return tensor.name
+    return f"{history.layer.name}[{history.node_index}][{history.tensor_index}]"
 
 
 def _argument_masks(layer, args, kwargs):

@@ -30,6 +30,7 @@ from engine.node import Node
 from engine.sequential import Sequential
 
 _CALL_SUFFIX = re.compile(r"^(.*)\[(\d+)\]$")
+_INDICES = re.compile(r"(\[\d+\])+$")  # the call and output indices ending a path
 
 
 def layer_paths(model) -> dict:
@@ -341,10 +342,12 @@ def _lookup(paths, path, model):
 
 def _missing(what, model, path, known):
     """The message for a path that names nothing: the closest existing paths,
-    those ending like ``path`` first (a plain name of a nested layer)."""
+    those of the same layer first (its other calls, the layer in nested models)."""
     known = list(known)
-    tail = path.rsplit("/", 1)[-1]
-    same_name = [p for p in known if p.endswith("/" + tail)]
+    layer = _INDICES.sub("", path)
+    tail = layer.rsplit("/", 1)[-1]
+    same_name = [p for p in known if _INDICES.sub("", p) == layer or _INDICES.sub("", p).endswith("/" + tail)]
+    same_name.sort(key=lambda p: -difflib.SequenceMatcher(None, path, p).ratio())
     closest = same_name + [p for p in difflib.get_close_matches(path, known, n=5, cutoff=0.6) if p not in same_name]
     if closest:
         hint = "Closest: " + ", ".join(repr(p) for p in closest[:5]) + "."

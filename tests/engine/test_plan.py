@@ -151,3 +151,22 @@ def test_a_training_pass_on_an_empty_batch_has_no_activity_penalty():
     assert outputs[0].shape == (0, 2) and tape.activity_loss == 0.0
     _, weight_grads = model.plan.backward(tape, [np.zeros((0, 2), "float32")])
     assert all(np.all(grad == 0) for grad in weight_grads.values())
+
+
+def test_steps_and_plans_print_as_calls_reading_and_making_tensors():
+    a, b = Input(shape=(3,), name="a"), Input(shape=(3,), name="b")
+    shared = Dense(2, name="shared")
+    plan = Model([a, b], shared(a) + shared(b)).plan
+    assert repr(plan.steps[1]) == "shared[1]: (b[0][0]) -> (shared[1][0])"
+    lines = repr(plan).split("\n")
+    assert lines[0].startswith("ExecutionPlan of 3 steps, inputs (a[0][0], b[0][0]) -> outputs (")
+    assert lines[1:3] == ["  shared[0]: (a[0][0]) -> (shared[0][0])", "  shared[1]: (b[0][0]) -> (shared[1][0])"]
+
+
+def test_a_big_plan_prints_its_first_and_last_steps():
+    x = h = Input(shape=(3,), name="x")
+    for index in range(50):
+        h = Dense(3, name=f"d{index}")(h)
+    lines = repr(Model(x, h).plan).split("\n")
+    assert len(lines) == 22 and lines[11] == "  ... 30 more steps ..."
+    assert lines[1] == "  d0[0]: (x[0][0]) -> (d0[0][0])" and lines[-1] == "  d49[0]: (d48[0][0]) -> (d49[0][0])"

@@ -163,7 +163,8 @@ def test_mermaid_has_the_boxes_and_edges_of_to_networkx(mermaid_parse):
         model = MODELS[name]()
         texts.append(to_mermaid(model, show_shapes=True, show_params=True, per_call=per_call,
                                 expand_nested=expand_nested))
-        graphs.append(to_networkx(model, level="node" if per_call else "layer", expand_nested=expand_nested))
+        graphs.append(to_networkx(model, level="node" if per_call else "layer", expand_nested=expand_nested,
+                                  parallel_edges=True))
     for case, parsed, G in zip(cases, mermaid_parse(texts), graphs):
         assert "error" not in parsed, (case, parsed)
         assert len(parsed["boxes"]) == G.number_of_nodes(), case
@@ -240,7 +241,7 @@ def test_mermaid_warns_past_what_mermaid_draws():
 def test_model_explorer_nodes_and_edges_are_to_networkx_s(name):
     model = MODELS[name]()
     nodes = to_model_explorer(model)["graphs"][0]["nodes"]
-    G = to_networkx(model, level="node", expand_nested=True)
+    G = to_networkx(model, level="node", expand_nested=True, parallel_edges=True)
     assert [node["id"] for node in nodes] == list(G.nodes)
     edges = Counter((edge["sourceNodeId"], node["id"], int(edge["sourceNodeOutputId"]))
                     for node in nodes for edge in node["incomingEdges"])

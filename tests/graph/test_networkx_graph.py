@@ -7,7 +7,7 @@ import pytest
 
 from engine import Input, Model, Sequential
 from graph import to_networkx
-from layers import Dense
+from layers import Concatenate, Dense
 from tests.graph.zoo import zoo
 
 
@@ -30,7 +30,7 @@ def edge_counter(G):
 
 def test_layer_level_matches_the_model_nodes():
     model = zoo()
-    G = to_networkx(model)
+    G = to_networkx(model, parallel_edges=True)
     assert isinstance(G, nx.MultiDiGraph)
     assert list(G) == [layer.name for layer in model.layers]
     assert edge_counter(G) == node_edges(model, per_call=False)
@@ -43,7 +43,7 @@ def test_layer_level_matches_the_model_nodes():
 
 def test_node_level_has_one_graph_node_per_call():
     model = zoo()
-    G = to_networkx(model, level="node")
+    G = to_networkx(model, level="node", parallel_edges=True)
     assert set(G) == {f"{layer.name}[{i}]" for layer in model.layers for i in range(len(layer.inbound_nodes))}
     assert edge_counter(G) == node_edges(model, per_call=True)
     assert G.nodes["shared[1]"]["node_index"] == 1
@@ -59,8 +59,8 @@ def test_expand_nested_uses_qualified_names_at_any_depth():
         "add", "level1/x1", "level1/level2/x2", "level1/level2/level3/x3", "level1/level2/level3/d3",
         "level1/level2/d2", "level1/multiply", "score"]
     # The edge out of the nested model starts at the inner layer that made the tensor.
-    assert list(G.get_edge_data("level1/multiply", "score").values()) == [
-        {"node_index": 0, "tensor_index": 0, "shape": "(None, 8)", "argument": "inputs"}]
+    assert G.get_edge_data("level1/multiply", "score") == {
+        "tensors": "level1/multiply[0][0]", "count": 1, "shape": "(None, 8)", "argument": "inputs"}
     nodes = to_networkx(zoo(), level="node", expand_nested=True)
     assert "level1[0]/level2[0]/level3[0]/d3[0]" in nodes
     assert nodes.nodes["level1[0]/level2[0]/level3[0]/d3[0]"]["name"] == "level1/level2/level3/d3"
@@ -77,8 +77,8 @@ def test_nested_model_called_twice_is_two_expansions_per_call_and_one_per_layer(
         ("block[1]/x[0]", "block[1]/d[0]")]
     assert nx.is_directed_acyclic_graph(calls)
     layers = to_networkx(model, expand_nested=True)
-    assert Counter(layers.edges()) == Counter({("z", "block/x"): 1, ("block/x", "block/d"): 1,
-                                               ("block/d", "block/x"): 1})
+    assert Counter(to_networkx(model, expand_nested=True, parallel_edges=True).edges()) == Counter(
+        {("z", "block/x"): 1, ("block/x", "block/d"): 1, ("block/d", "block/x"): 1})
     assert not nx.is_directed_acyclic_graph(layers)  # a layer called on its own output loops, as in Keras
 
 
@@ -113,7 +113,34 @@ def test_edges_name_the_argument_they_feed_so_parallel_edges_differ():
     query, value, key = Input(shape=(4, 8), name="q"), Input(shape=(6, 8), name="v"), Input(shape=(6, 8), name="k")
     attended = MultiHeadAttention(2, 4, name="mha")(query, value, key=key)
     merged = Concatenate(name="cat")([attended, query, query])  # q feeds cat twice: two parallel edges
-    G = to_networkx(Model([query, value, key], Dense(2, name="out")(merged)))
+    G = to_networkx(Model([query, value, key], Dense(2, name="out")(merged)), parallel_edges=True)
     fed = sorted((source, target, data["argument"]) for source, target, data in G.edges(data=True))
     assert fed == [("cat", "out", "inputs"), ("k", "mha", "key"), ("mha", "cat", "inputs[0]"),
                    ("q", "cat", "inputs[1]"), ("q", "cat", "inputs[2]"), ("q", "mha", "query"), ("v", "mha", "value")]
+
+
+def two_towers():
+    """Two inputs through one shared two-layer encoder, concatenated: parallel edges on every encoder link."""
+    a, b = Input(shape=(3,), name="a"), Input(shape=(3,), name="b")
+    first, second = Dense(4, name="enc1"), Dense(4, name="enc2")
+    merged = Concatenate(name="cat")([second(first(a)), second(first(b))])
+    return Model([a, b], Dense(1, name="head")(merged), name="towers")
+
+
+def test_path_queries_give_each_path_once_and_edges_list_the_tensors_they_stand_for():
+    model = two_towers()
+    G = to_networkx(model)
+    assert type(G) is nx.DiGraph
+    paths = [path for source in ("a", "b") for path in nx.all_simple_paths(G, source, "head")]
+    assert paths == [["a", "enc1", "enc2", "cat", "head"], ["b", "enc1", "enc2", "cat", "head"]]
+    assert G.edges["enc2", "cat"] == {"tensors": "enc2[0][0]; enc2[1][0]", "count": 2, "shape": "(None, 4)",
+                                      "argument": "inputs[0]; inputs[1]"}
+    for name in G.edges["enc2", "cat"]["tensors"].split("; "):
+        assert model.get_tensor(name) in model.get_layer("cat").inbound_nodes[0].input_tensors
+    per_tensor = to_networkx(model, parallel_edges=True)
+    assert len(list(nx.all_simple_paths(per_tensor, "a", "head"))) == 4  # one per combination of parallel edges
+    assert per_tensor.number_of_edges() == 7 and G.number_of_edges() == 5
+    assert sorted(d["tensor"] for _, _, d in per_tensor.edges("enc1", data=True)) == ["enc1[0][0]", "enc1[1][0]"]
+    calls = to_networkx(model, level="node")
+    assert [path for path in nx.all_simple_paths(calls, "a[0]", "head[0]")] == [
+        ["a[0]", "enc1[0]", "enc2[0]", "cat[0]", "head[0]"]]

@@ -4,11 +4,17 @@ Columns "Layer (type)", "Output Shape", "Param #" and, unless the model is a
 plain chain of layers, "Connected to" (and "Trainable" on request), framed and
 sized as Keras 3 does. Unlike Keras, every call of a shared layer gets its own
 row, named ``shared[0]``, ``shared[1]``, with its own shapes; its parameters
-are counted on its first row and marked "(shared)" on the others.
+are counted on its first row and marked "(shared)" on the others. With
+``expand_nested`` the rows of a nested model's layers follow its row and name
+the layers by their qualified names (``level1/level2/d2``, as
+``model.get_layer`` takes them; the path shows the nesting that Keras indents),
+and their connections by the tensors' qualified names (``level1/x1[0][0]``).
+Cells wrap at spaces, and inside a long path after a ``/``.
 """
 
 import itertools
 import math
+import re
 import textwrap
 from collections import Counter
 
@@ -156,11 +162,12 @@ def _call_rows(model, graph, connected, collapse_repeats=False):
             continue
         if isinstance(model, Sequential) and isinstance(layer, InputLayer) and not call.depth:
             continue
-        name = call.call_name if calls_per_layer[id(layer)] > 1 else layer.name
+        name = f"{call.layer_key}[{call.node_index}]" if calls_per_layer[id(layer)] > 1 else call.layer_key
         params = "(shared)" if id(layer) in counted else f"{layer.count_params():,}"
         counted.add(id(layer))
-        connections = [", ".join(tensor_ref(t) for t in call.reads) or "-"] * connected
-        rows.append([f"{_indent(call)}{name} ({type(layer).__name__})", shapes_text(call.outputs), params,
+        prefix = _prefix(call)
+        connections = [", ".join(prefix + tensor_ref(t) for t in call.reads) or "-"] * connected
+        rows.append([f"{name} ({type(layer).__name__})", shapes_text(call.outputs), params,
                      *connections, _trainable_mark(layer)])
         rows.extend(run_rows.get(id(call), ()))
     return rows
@@ -176,15 +183,17 @@ def _later_blocks(graph, connected):
             later.update(id(call) for call in calls)
             layers = {id(call.layer): call.layer for call in calls}
             first, last = run.blocks[1][0], run.blocks[-1][-1]
-            text = f"{_indent(first)}⋮ ×{len(run.blocks)} in all: {first.layer.name} … {last.layer.name}"
+            text = f"⋮ ×{len(run.blocks)} in all: {first.layer_key} … {last.layer_key}"
             run_rows[id(run.blocks[0][-1])] = [[
                 text, shapes_text(last.outputs), f"{sum(layer.count_params() for layer in layers.values()):,}",
                 *["like the first block"] * connected, ""]]
     return later, run_rows
 
 
-def _indent(call):
-    return "   " * call.depth + "└ " if call.depth else ""
+def _prefix(call):
+    """``level1/level2/``: the qualified name of the nested model a call is in, as a prefix
+    of the tensors it reads (made in the same model)."""
+    return "" if call.container is None else call.container.layer_key + "/"
 
 
 def _unbuilt_rows(model):
@@ -231,9 +240,18 @@ def _rule(chars, widths):
     return left + cross.join(fill * (w - 1) for w in widths) + right
 
 
+class _PathWrapper(textwrap.TextWrapper):
+    """Wraps at spaces and after each ``/`` of a qualified name (not at hyphens)."""
+
+    wordsep_simple_re = re.compile(r"(\s+|(?<=/)(?=\S))")
+
+    def __init__(self, width):
+        super().__init__(width, break_on_hyphens=False)
+
+
 def _cells(row, widths, align, bar):
     """The lines of one table row, each cell wrapped to its column."""
-    wrapped = [textwrap.wrap(cell, w - 3, break_on_hyphens=False) or [""] for cell, w in zip(row, widths)]
+    wrapped = [_PathWrapper(w - 3).wrap(cell) or [""] for cell, w in zip(row, widths)]
     height = max(len(lines) for lines in wrapped)
     return [
         bar + bar.join(f" {format(lines[i] if i < len(lines) else '', f'{a}{w - 3}')} "

@@ -27,26 +27,28 @@ Model: "zoo"
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
 │ level1 (Functional)    │ (None, 8)           │          144 │ add[0][0]          │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│    └ x1 (InputLayer)   │ (None, 8)           │            0 │ -                  │
+│ level1/x1 (InputLayer) │ (None, 8)           │            0 │ -                  │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│    └ level2            │ (None, 8)           │          144 │ x1[0][0]           │
+│ level1/level2          │ (None, 8)           │          144 │ level1/x1[0][0]    │
 │ (Functional)           │                     │              │                    │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│       └ x2             │ (None, 8)           │            0 │ -                  │
+│ level1/level2/x2       │ (None, 8)           │            0 │ -                  │
 │ (InputLayer)           │                     │              │                    │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│       └ level3         │ (None, 8)           │           72 │ x2[0][0]           │
-│ (Functional)           │                     │              │                    │
+│ level1/level2/level3   │ (None, 8)           │           72 │ level1/level2/     │
+│ (Functional)           │                     │              │ x2[0][0]           │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│          └ x3          │ (None, 8)           │            0 │ -                  │
-│ (InputLayer)           │                     │              │                    │
+│ level1/level2/level3/  │ (None, 8)           │            0 │ -                  │
+│ x3 (InputLayer)        │                     │              │                    │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│          └ d3 (Dense)  │ (None, 8)           │           72 │ x3[0][0]           │
+│ level1/level2/level3/  │ (None, 8)           │           72 │ level1/level2/     │
+│ d3 (Dense)             │                     │              │ level3/x3[0][0]    │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│       └ d2 (Dense)     │ (None, 8)           │           72 │ level3[0][0]       │
+│ level1/level2/d2       │ (None, 8)           │           72 │ level1/level2/     │
+│ (Dense)                │                     │              │ level3[0][0]       │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
-│    └ multiply          │ (None, 8)           │            0 │ level2[0][0]       │
-│ (BinaryOp)             │                     │              │                    │
+│ level1/multiply        │ (None, 8)           │            0 │ level1/            │
+│ (BinaryOp)             │                     │              │ level2[0][0]       │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
 │ score (Dense)          │ (None, 1)           │            9 │ level1[0][0]       │
 ├────────────────────────┼─────────────────────┼──────────────┼────────────────────┤
@@ -149,11 +151,13 @@ def test_collapse_repeats_lists_a_run_by_its_first_block_and_one_row_for_the_oth
     assert full.splitlines()[-3:] == summary_text(model, collapse_repeats=True).splitlines()[-3:]  # the same totals
 
 
-def test_collapse_repeats_inside_an_expanded_nested_model_is_indented_under_it():
+def test_collapse_repeats_inside_an_expanded_nested_model_names_its_layers_by_path():
     from tests.graph.test_plot_big import resnet
 
     x = Input(shape=(8, 8, 3), name="outer_image")
     outer = Model(x, resnet(3)(x), name="outer")
     names = _names(summary_text(outer, expand_nested=True, collapse_repeats=True))
-    assert "└ ⋮ ×3 in all: b1_conv1 … b2_out" in names
-    assert not any(name.startswith("└ b1_") for name in names)
+    inner = outer.layers[1].name
+    assert f"⋮ ×3 in all: {inner}/b1_conv1 … {inner}/b2_out" in names
+    assert f"{inner}/b0_conv1 (Conv2D)" in names
+    assert not any(name.startswith(f"{inner}/b1_") for name in names)

@@ -12,9 +12,13 @@ the config it reads, and lays out each layer as the writer does. A compiled
 model's optimizer keeps its variables in ``optimizer/vars/0..n``
 (``load_optimizer_state``).
 
-Each dataset's shape and dtype are checked against the weight it fills before
-it is read, so a hostile file cannot make us allocate more than the model's
-own weights; and its storage too: Keras writes plain contiguous datasets, so a
+The file's HDF5 structure is read by our own code (``h5_reader``), not by
+libhdf5, whose allocations follow the sizes in the file's headers (one changed
+byte made it allocate 18.9 GB): every size is checked against the file, and
+all the structure read together may not exceed the file's size. Each
+dataset's shape and dtype are checked against the weight it fills before it
+is read, so a hostile file cannot make us allocate more than the model's own
+weights; and its storage too: Keras writes plain contiguous datasets, so a
 dataset reached through a soft or external link, a virtual dataset, one whose
 bytes live in another file (external storage: any file on this machine) or
 one stored in filtered chunks (a gzip chunk inflating to gigabytes, a filter
@@ -28,10 +32,11 @@ import numpy as np
 
 from engine.errors import ModelFormatError
 from engine.keras_format import catalog
+from engine.keras_format.h5_reader import Dataset, H5File
 from engine.keras_format.write_compile import keras_ordered_variables
 from engine.module import Module
 from engine.variable import Variable
-from engine.zip_member import ZipMember
+from engine.zip_member import ZipMember, readinto_at
 
 # HDF5 bytes allowed beside the data: per object (a group or a dataset: its
 # header, name and B-tree entries) and for the file (superblock, root group).
@@ -116,10 +121,10 @@ def size_bound(paths: dict[str, Variable], layer_count: int, compiled: bool) -> 
 @contextlib.contextmanager
 def opened(stream, source: str):
     """The HDF5 file in the seekable binary ``stream`` (an open file, a
-    ``ZipMember``'s stream, ``io.BytesIO``), open for reading; h5py's errors on
-    a damaged file (OSError, KeyError, RuntimeError...) in the block become one
-    ModelFormatError naming ``source``. A file with a user block (bytes before
-    the HDF5 data, which Keras never writes) is refused.
+    ``ZipMember``'s stream, ``io.BytesIO``), open for reading as an
+    ``h5_reader.H5File``; a file that is not HDF5 as Keras writes it, or that
+    has a user block (bytes before the HDF5 data, which Keras never writes),
+    is refused with a ModelFormatError naming ``source``.
 
     Example:
         >>> import io
@@ -129,27 +134,15 @@ def opened(stream, source: str):
         engine.errors.ModelFormatError: The weights file of 'm.weights.h5' cannot be read: ...
     """
     try:
-        import h5py
-    except ImportError as error:
-        raise ModelFormatError(
-            f"Reading the weights of {source!r} (a Keras file) needs h5py: pip install h5py.") from error
-    try:
-        with h5py.File(stream, "r") as file:
-            if file.userblock_size:
-                raise ModelFormatError(f"The weights file of {source!r} starts with a {file.userblock_size:,}-byte "
-                                       "user block; Keras writes none.")
-            yield file
-    except ModelFormatError:
-        raise
-    except Exception as error:  # h5py raises OSError, KeyError, RuntimeError, ValueError... on damaged files
-        raise ModelFormatError(f"The weights file of {source!r} cannot be read: {type(error).__name__}: {error}") \
-            from error
+        yield H5File(stream, source)
+    except OSError as error:  # a stream that fails to read
+        raise ModelFormatError(f"The weights file of {source!r} cannot be read: {error}") from error
 
 
 def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMember | None = None) -> tuple[dict, dict]:
     """Reads the dataset of each Variable of ``paths`` from the open HDF5 ``file``:
     with ``member``, the ``ZipMember`` the file is read from, straight from it
-    into each array (``verify`` then checks the member's CRC); without, through h5py.
+    into each array (``verify`` then checks the member's CRC); without, from ``file``'s own stream.
 
     Each ``vars`` group is one Keras object (a layer, an RNN's cell), which
     fits as a whole or not at all, as Keras loads it: a group with a weight
@@ -157,7 +150,7 @@ def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMemb
     is described in the problems and none of its arrays is returned.
 
     Args:
-        file: the open ``h5py.File`` (``opened``).
+        file: the open ``H5File`` (``opened``).
         paths: ``{dataset path: Variable}``.
         source: names the file in messages.
         member: the ``ZipMember`` that ``file`` was opened on, if any.
@@ -184,21 +177,19 @@ def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMemb
         >>> arrays, list(problems)
         ({}, ['layers/dense/vars'])
     """
-    import h5py
-
     groups = {}
     for path, variable in paths.items():
         groups.setdefault(path.rsplit("/", 1)[0], []).append((path, variable))
-    arrays, problems, checked = {}, {}, set()
+    arrays, problems = {}, {}
     for group, members in groups.items():
         found, problem = {}, None
         for path, variable in members:
-            item = _read_dataset(file, h5py, path, variable, source, member, checked)
+            item = _read_dataset(file, path, variable, source, member)
             if isinstance(item, str):
                 problem = item
                 break
             found[path] = item
-        held = len(file[group]) if problem is None else len(members)
+        held = len(file.members(group)) if problem is None else len(members)
         if held != len(members):
             problem = (f"{source!r} holds {held} weights in {group!r} but the layer there has {len(members)}: "
                        "the file is not the weights of this architecture.")
@@ -220,7 +211,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     holds only its iteration count and learning rate).
 
     Args:
-        file: the open ``h5py.File`` (``opened``).
+        file: the open ``H5File`` (``opened``).
         optimizer: a built optimizer.
         trainable_in_keras_order: the Variables it updates, in the order of
             Keras' ``model.trainable_variables``.
@@ -254,14 +245,10 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
         >>> resumed.iterations
         1
     """
-    import h5py
-
-    if file.get("optimizer", getlink=True) is None:
+    if file.link("optimizer") is None:
         return None
-    checked = set()
-    _check_hard_links(file, h5py, "optimizer/vars", source, checked)
     group = file.get("optimizer/vars")
-    if not isinstance(group, h5py.Group):
+    if not isinstance(group, dict):
         raise ModelFormatError(f"'optimizer/vars' in {source!r} is not a group of the optimizer's variables.")
     ordered = keras_ordered_variables(optimizer, trainable_in_keras_order)
     if ordered is None:
@@ -271,7 +258,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     position = {id(variable): index for index, variable in enumerate(optimizer.variables)}
     store = {}
     for index, variable in enumerate(ordered[:len(group)]):
-        array = _read_dataset(file, h5py, f"optimizer/vars/{index}", variable, source, member, checked)
+        array = _read_dataset(file, f"optimizer/vars/{index}", variable, source, member)
         if isinstance(array, str):
             return array
         store[str(position[id(variable)])] = array
@@ -282,78 +269,37 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
     return None
 
 
-def _read_dataset(file, h5py, path, variable, source, member, checked):
-    """The array at ``path``, or a sentence saying why it does not fit ``variable``
-    (``checked``: see ``_check_hard_links``)."""
-    _check_hard_links(file, h5py, path, source, checked)
+def _read_dataset(file, path, variable, source, member):
+    """The array at ``path``, or a sentence saying why it does not fit ``variable``."""
     dataset = file.get(path)
     if dataset is None:
         return f"{source!r} has no weight {path!r}, which holds {_describe(variable)}."
-    if not isinstance(dataset, h5py.Dataset):
+    if not isinstance(dataset, Dataset):
         raise ModelFormatError(f"{path!r} in {source!r} is not a dataset; it should hold {_describe(variable)}.")
-    _check_plain_storage(dataset, h5py, path, source)
     dtype = dataset.dtype
-    if dtype.kind not in "biuf" or dtype.fields is not None:
-        raise ModelFormatError(f"Weight {path!r} in {source!r} has dtype {dtype}; weights are plain numbers.")
     if dtype.kind != np.dtype(variable.dtype).kind:  # the rule of the .nw reader (engine.npz_arrays)
         raise ModelFormatError(
             f"Weight {path!r} in {source!r} has dtype {dtype}, but it fills {_describe(variable)} and dtype "
             f"{np.dtype(variable.dtype)}: a value of one kind of number (bool, signed or unsigned integer, float) "
             "does not fit another (a float of 1e300 read into an int64 would become -2**63), so the file is "
             "damaged or not the weights of this model.")
-    if tuple(dataset.shape) != tuple(variable.shape):
-        return f"Weight {path!r} in {source!r} has shape {tuple(dataset.shape)}, but it fills {_describe(variable)}."
-    offset = dataset.id.get_offset()  # None when compact (in the dataset's header) or never written
-    if member is None or offset is None:
-        array = dataset[()]
-    else:
-        array = np.empty(dataset.shape, dtype)
-        if dataset.id.get_storage_size() != array.nbytes:
-            raise ModelFormatError(f"Weight {path!r} in {source!r} stores {dataset.id.get_storage_size():,} bytes "
-                                   f"for {array.nbytes:,} bytes of data: the file is damaged or forged.")
-        member.read_into(offset, array, f"Weight {path!r}")
-    if array.shape != tuple(variable.shape):
-        raise ModelFormatError(f"Weight {path!r} in {source!r} did not read as shape {tuple(variable.shape)}.")
+    if dataset.shape != tuple(variable.shape):
+        return f"Weight {path!r} in {source!r} has shape {dataset.shape}, but it fills {_describe(variable)}."
+    if dataset.address is None and dataset.compact is None:
+        raise ModelFormatError(f"Weight {path!r} in {source!r} was never written: the file is damaged.")
+    if dataset.stored_size != dataset.nbytes:
+        raise ModelFormatError(f"Weight {path!r} in {source!r} stores {dataset.stored_size:,} bytes "
+                               f"for {dataset.nbytes:,} bytes of data: the file is damaged or forged.")
+    array = np.empty(dataset.shape, dtype)
+    if dataset.compact is not None:
+        memoryview(array).cast("B")[:] = dataset.compact
+    elif member is not None:
+        member.read_into(dataset.address, array, f"Weight {path!r}")
+    elif dataset.address + array.nbytes > file.size or \
+            readinto_at(file.stream, dataset.address, memoryview(array).cast("B")) < array.nbytes:
+        raise ModelFormatError(f"Weight {path!r} in {source!r} lies past the end of the file: the file is "
+                               "truncated or damaged.")
     return array
-
-
-def _check_hard_links(file, h5py, path, source, checked):
-    """Every group on ``path``, and the dataset, is reached by a plain (hard)
-    link; ``checked`` holds the paths already found so (a layer's groups are on
-    the path of each of its weights)."""
-    parts = path.split("/")
-    for end in range(1, len(parts) + 1):
-        prefix = "/".join(parts[:end])
-        if prefix in checked:
-            continue
-        try:
-            kind = file.id.links.get_info(prefix.encode()).type
-        except (KeyError, RuntimeError):  # missing: the caller says which weight
-            return
-        if kind != h5py.h5l.TYPE_HARD:
-            described = {h5py.h5l.TYPE_SOFT: "a soft link", h5py.h5l.TYPE_EXTERNAL: "an external link"}.get(
-                kind, "a user-defined link")
-            raise ModelFormatError(
-                f"{prefix!r} in the weights of {source!r} is {described}; Keras "
-                "writes plain groups and datasets, so the file is damaged or made to read something else.")
-        checked.add(prefix)
-
-
-def _check_plain_storage(dataset, h5py, path, source):
-    """The dataset's bytes are its own, in this file, stored plainly (contiguous or compact)."""
-    plist = dataset.id.get_create_plist()
-    layout = plist.get_layout()
-    problem = (
-        "a virtual dataset (its values come from other datasets)" if dataset.is_virtual
-        else "stored in another file (external storage)" if plist.get_external_count()
-        else "stored in chunks" if layout not in (h5py.h5d.CONTIGUOUS, h5py.h5d.COMPACT)
-        else "stored through filters (compression)" if plist.get_nfilters()
-        else None)
-    if problem is not None:
-        raise ModelFormatError(
-            f"Weight {path!r} in {source!r} is {problem}; Keras writes each weight as a plain contiguous "
-            "dataset, so the file is damaged or made to read something else, or to inflate into far more "
-            "memory than its weights.")
 
 
 def _describe(variable):

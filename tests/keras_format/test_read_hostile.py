@@ -111,7 +111,8 @@ def _external_link(file, tmp_path):
     ("gzip_chunks", "stored in chunks"),  # a chunk inflating to gigabytes for a few values
     ("virtual", "a virtual dataset"),
     ("soft_link", "is a soft link"),
-    ("external_link", "'layers/dense_1/vars/0' in the weights of .* is an external link"),
+    # HDF5 keeps an external link only in a group of link messages, which Keras never writes
+    ("external_link", "'layers/dense_1/vars' is a group of link messages"),
 ])
 def test_weights_not_stored_as_keras_stores_them_are_refused_before_they_are_read(saved, tmp_path, storage,
                                                                                    problem):
@@ -146,7 +147,7 @@ def test_dataset_of_strings_is_refused(saved, tmp_path):
         del file["layers/dense/vars/1"]
         file.create_dataset("layers/dense/vars/1", data=np.array([b"a", b"b", b"c"]))
 
-    with pytest.raises(ModelFormatError, match="has dtype |S1; weights are plain numbers"):
+    with pytest.raises(ModelFormatError, match="has dtype string of 1 bytes; weights are plain numbers"):
         load_model(write(tmp_path, edited_weights(saved, strings)))
 
 

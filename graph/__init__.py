@@ -1,6 +1,7 @@
 """Looking at graphs: drawing, viewing, querying, summarizing and exporting models."""
 
 from graph.display import summary_html
+from graph.extract import extract
 from graph.html_view import save_html, to_html
 from graph.mermaid import to_mermaid
 from graph.model_explorer import save_model_explorer, to_model_explorer
@@ -10,11 +11,13 @@ from graph.onnx_export import OnnxExportError, save_onnx, to_onnx
 from graph.plot import model_to_dot, plot_model, static_svg
 from graph.profiler import Profile, profile
 from graph.tabular import print_tabular
+from graph.to_python import to_python
 from layers._onnx import register_onnx_converter
 
 __all__ = [
     "OnnxExportError",
     "Profile",
+    "extract",
     "model_to_dot",
     "plot_model",
     "print_tabular",
@@ -32,4 +35,5 @@ __all__ = [
     "to_model_explorer",
     "to_networkx",
     "to_onnx",
+    "to_python",
 ]

@@ -162,6 +162,23 @@ def _inspect(args):
         print(f"  outbound: {', '.join(outbound) or '-'}")
 
 
+def _diff(args):
+    from graph.diff import diff
+
+    first, second = (_load(argparse.Namespace(file=file, custom_objects=args.custom_objects))
+                     for file in (args.file, args.other))
+    found = diff(first, second)
+    print(found)
+    if args.plot:
+        try:
+            found.plot(args.plot)
+        except ValueError as error:
+            sys.exit(f"nodeweave: --plot {args.plot}: {error}")
+        except OSError as error:
+            sys.exit(f"nodeweave: cannot write --plot {args.plot}: {error.strerror or error}.")
+        print(f"wrote {args.plot}")
+
+
 def _closest(name, names, file):
     """The sentence that follows an unknown layer name: the closest few names and how to list them all."""
     close = [repr(match) for match in difflib.get_close_matches(name, names, n=_CLOSE_NAMES)]
@@ -260,7 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("--opset", type=int, help="the ONNX opset (default 18)")
     export.set_defaults(run=_export)
 
-    for command in (summary, plot, view, export, inspect):
+    compare = commands.add_parser("diff", help="compare two saved models (.nw or Keras .keras): the layers the "
+                                  "second adds, removes and changes, matched by their place in the graph")
+    compare.add_argument("file")
+    compare.add_argument("other")
+    compare.add_argument("--plot", metavar="FILE", help="also draw both models side by side with the differences "
+                         "coloured (.svg, .png, .pdf or .dot)")
+    compare.set_defaults(run=_diff)
+
+    for command in (summary, plot, view, export, inspect, compare):
         command.add_argument("--custom-objects", action="append", metavar="MODULE",
                              help="a .py file or module whose classes and functions the model file names (its own "
                                   "layers), as load_model(custom_objects=...); may be repeated")

@@ -9,7 +9,8 @@ earlier ones found nothing:
 1. the models' inputs, by position;
 2. a call whose inputs are all matched: the call of the same class that reads
    the matched tensors, in the same order (of several, the one whose layer has
-   the same name, else the first);
+   the same name, else the first that no call of the second model will claim
+   by its name in rule 3);
 3. a call of a layer of the same name and class and the same call index: the
    calls after a layer inserted into a chain (VGG19's ``block3_pool`` after
    its new ``block3_conv4``);
@@ -267,10 +268,10 @@ class ModelDiff:
         marks = {}
         if side == "a":
             marks.update((path, ("removed", "removed")) for path in self.removed)
-            marks.update((change.before, ("changed", change.summary())) for change in self.changes.values())
+            marks.update((change.before, ("changed", "changed: " + change.summary())) for change in self.changes.values())
         else:
             marks.update((path, ("added", "added")) for path in self.added)
-            marks.update((path, ("changed", change.summary())) for path, change in self.changes.items())
+            marks.update((path, ("changed", "changed: " + change.summary())) for path, change in self.changes.items())
         first = self.first_disagreement
         if first is not None and first not in marks:
             before = {new: old for old, new in self.renamed.items()}.get(first, first)
@@ -410,7 +411,13 @@ class _Pairs:
         candidates = [i for i in self.a.by_inputs.get(read, ()) if i not in self.taken
                       and _class(self.a.steps[i].layer) == _class(step.layer)]
         named = [i for i in candidates if self.a.steps[i].layer.name == step.layer.name]
-        return (named or candidates or [None])[0]
+        if named:
+            return named[0]
+        for i in candidates:  # a call that a call of the same name will claim is left to it (a layer inserted before it)
+            claimed = self.b.by_name.get((self.a.steps[i].layer.name, _class(step.layer), _call_index(self.a.steps[i])))
+            if claimed is None or claimed in self.steps:
+                return i
+        return None
 
     def by_name(self, index):
         """Rule 3: the call of a layer of the same name and class, and the same call index."""
@@ -539,7 +546,8 @@ def _change(pairs, old, new, calls):
 
 def _output_differences(pairs, a_arrays, b_arrays):
     """``{path in the second model: largest absolute difference}`` of the outputs of every
-    matched layer, nested ones inside their models, those that differ first, each group in plan order."""
+    matched layer, those that differ first, each group in plan order (a nested model's
+    layers, then the nested model)."""
     a_values = _all_values(pairs.a.plan, a_arrays)
     b_values = _all_values(pairs.b.plan, b_arrays)
     ordered = {}
@@ -553,13 +561,13 @@ def _output_differences(pairs, a_arrays, b_arrays):
         path = pairs.b.path(b_step.layer)
         difference = _largest_difference([a_values[s] for s in a_step.out_slots],
                                           [b_values[s] for s in b_step.out_slots])
-        ordered[path] = max(ordered.get(path, 0.0), difference)
         inner = _plan_of(b_step.layer)
-        if inner is not None and id(inner) in nested:
+        if inner is not None and id(inner) in nested:  # a nested model's layers come before the model's own output
             inner_pairs, first_call = nested.pop(id(inner))
             if first_call == (b_index, a_index):
                 ordered.update(_output_differences(inner_pairs, _fed(pairs.a, a_step, a_values),
                                                    _fed(pairs.b, b_step, b_values)))
+        ordered[path] = max(ordered.get(path, 0.0), difference)
     return {**{p: d for p, d in ordered.items() if d != 0}, **{p: d for p, d in ordered.items() if d == 0}}
 
 

@@ -1,5 +1,6 @@
 """Looking at graphs: drawing, viewing, querying, summarizing and exporting models."""
 
+from graph.diff import ModelDiff, diff
 from graph.display import summary_html
 from graph.extract import extract
 from graph.html_view import save_html, to_html
@@ -15,8 +16,10 @@ from graph.to_python import to_python
 from layers._onnx import register_onnx_converter
 
 __all__ = [
+    "ModelDiff",
     "OnnxExportError",
     "Profile",
+    "diff",
     "extract",
     "model_to_dot",
     "plot_model",

@@ -167,6 +167,9 @@ class _Source:
             lines.append(f"{variable} = {self.input_expression(layer)}")
             expressions[id(tensor)] = variable
         calls = Counter(id(step.layer) for step in plan.steps)
+        # An operator's fresh automatic name must not be one a layer of this model holds:
+        # the operators whose names could be are written with their names (the stems of the others).
+        stems = {re.sub(r"_\d+$", "", layer.name) for layer in plan.layers if _operator_base(layer) is None}
         layer_variables, call_numbers = {}, Counter()
 
         def tensor(value):
@@ -189,7 +192,7 @@ class _Source:
                 callee, base = layer_variables[id(layer)], f"{base}_call{number}"
                 expression = f"{callee}({_call_arguments(node, argument)})"
             else:
-                expression = self.operator(layer, node, argument)
+                expression = self.operator(layer, node, argument, stems)
                 if expression is None:
                     expression = f"{self.layer_expression(layer)}({_call_arguments(node, argument)})"
             lines.append(self.assignment(node.outputs, base, expression, names, expressions))
@@ -282,10 +285,12 @@ class _Source:
                 return required, keys
             keys += missing
 
-    def operator(self, layer, node, argument):
+    def operator(self, layer, node, argument, stems):
         """The operator expression (``x + 3.0``) for an operator layer with an automatic
-        name whose operator makes the same layer; None otherwise."""
-        if node.call_kwargs or len(node.call_args) != 1 or not _automatic_name(layer):
+        name (whose base is none of ``stems``) that its operator makes; None otherwise."""
+        base = _operator_base(layer)
+        if (base is None or base in stems or node.call_kwargs or len(node.call_args) != 1
+                or not re.fullmatch(rf"{re.escape(base)}(_\d+)?", layer.name)):
             return None
         operand, config = node.call_args[0], layer.get_config()
         if isinstance(layer, BinaryOp):
@@ -443,13 +448,11 @@ def _takes_layers(cls):
     return issubclass(cls, (Bidirectional, TimeDistributed))
 
 
-def _automatic_name(layer):
-    """Whether ``layer`` has the name its operator gives it (``add``, ``add_3``)."""
+def _operator_base(layer):
+    """The automatic name an operator gives ``layer`` (``add`` for ``x + y``), None for other layers."""
     if isinstance(layer, (BinaryOp, UnaryOp)):
-        base = layer.op
-    else:
-        base = {Round: "round", GetItem: "get_item", ReshapeOp: "reshape", SqueezeOp: "squeeze"}.get(type(layer))
-    return base is not None and re.fullmatch(rf"{re.escape(base)}(_\d+)?", layer.name) is not None
+        return layer.op
+    return {Round: "round", GetItem: "get_item", ReshapeOp: "reshape", SqueezeOp: "squeeze"}.get(type(layer))
 
 
 def _index(key):

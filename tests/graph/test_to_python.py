@@ -247,3 +247,14 @@ def test_unbuilt_sequential_and_local_classes_are_refused_with_what_to_do():
     x = Input(shape=(3,))
     with pytest.raises(ValueError, match=r"cannot import layer class '.*Local'.*Define it at the top level"):
         to_python(Model(x, Local(name="local")(x)))
+
+
+def test_operator_whose_fresh_name_could_be_taken_keeps_its_name():
+    clear_session()
+    Input(shape=(3,)) + 1.0  # takes the automatic name "add"
+    x = Input(shape=(3,), name="x")
+    model = Model(x, Dense(3, name="add")(x) + 1.0, name="clash")  # its operator is "add_1", which
+    # in a new session would be "add", the Dense's name: so it is written with its name
+    rebuilt, source = rebuild(model)
+    assert rebuilt.get_config() == model.get_config()
+    assert '    add_1 = BinaryOp("add", constant=1.0, name="add_1")(add)\n' in source

@@ -10,7 +10,8 @@ once: a box shows its outputs' shape (its inputs' shapes are on the boxes its
 edges come from), a shared layer's parameters are on its first box only, and a
 call index (``dense[1]``) only on a layer called more than once. An edge from a
 call left out of the picture (by ``layer_range``) starts at a muted stand-in
-box naming it.
+box naming it. A box inside a nested model's frame shows its layer's own name;
+text naming another box uses the qualified name (``shared with inner/dense``).
 
 A label is a tuple of lines, a line a tuple of ``(text, bold)`` runs of plain,
 unescaped text: each drawing escapes it for its own format.
@@ -123,7 +124,7 @@ def build_scene(graph, per_call=False, shown=None, collapse_repeats=False, node_
         cluster = placed[key]
         if cluster is not None and clusters[cluster].first is None:
             clusters[cluster].first = key
-        first_key, first_name = counted.setdefault(id(calls[0].layer), (key, names.of(calls[0])))
+        first_key, first_name = counted.setdefault(id(calls[0].layer), (key, names.qualified(calls[0])))
         shared_with = None if first_key == key else first_name
         scene.boxes[key] = Box(key, _label(calls, names.of(calls[0]), shared_with, **facts), cluster,
                                fill=colours.get(key))
@@ -193,7 +194,9 @@ def _colours(values):
 
 class _Names:
     """A call's name as drawn: ``dense[1]`` per call for a layer called more than
-    once in the graph, else the layer's name."""
+    once in the graph, else the layer's name. Inside the frame of its nested model
+    a box shows the layer's own name; text that names a box elsewhere (``shared
+    with``, ``from``) uses its qualified name, ``inner/dense``."""
 
     def __init__(self, graph, per_call):
         self.per_call = per_call
@@ -206,6 +209,11 @@ class _Names:
         if self.per_call and id(call.layer) in self.called_more_than_once:
             return call.call_name
         return call.layer.name
+
+    def qualified(self, call):
+        if self.per_call and id(call.layer) in self.called_more_than_once:
+            return f"{call.layer_key}[{call.node_index}]"
+        return call.layer_key
 
 
 def _is_shown(call, shown):
@@ -242,7 +250,7 @@ def _label(calls, name, shared_with, show_shapes=False, show_dtype=False, show_l
 
 def _outside_label(link, names, show_shapes):
     """The stand-in for a call left out of the drawing: ``from`` its name (and its output's shape)."""
-    lines = (((f"from {names.of(link.source)}", False),),)
+    lines = (((f"from {names.qualified(link.source)}", False),),)
     if show_shapes:
         lines += (((str(link.tensor.shape), False),),)
     return lines

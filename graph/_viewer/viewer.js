@@ -107,6 +107,7 @@ var nodeweaveView = (function () {
         item.layerIndex = call ? call.layer : item.ref;
         item.call = call;
         if (item.kind === "box") item.key = call ? call.key : layer.key;
+        item.path = call ? call.path : layer.key;
         item.name = call && distinctCallNames(layer, data) > 1 ? call.name : layer.name;
         item.className = layer["class"];
       } else {
@@ -255,11 +256,15 @@ var nodeweaveView = (function () {
     return result;
   };
 
-  /* The last part of a key is the name: "outer/inner/dense" is layer dense, "outer[0]/dense[1]" call dense[1]. */
+  /* The last part of a key is the name: "outer/inner/dense" is layer dense, "outer[0]/dense[1]" call dense[1].
+     A layer's key is its qualified name; a call's is "<its layer's key>[k]" ("outer/dense[1]", as get_node takes it). */
   function nameKeys(data) {
     var last = function (key) { return key.slice(key.lastIndexOf("/") + 1); };
     data.layers.forEach(function (layer) { layer.name = last(layer.key); });
-    data.calls.forEach(function (call) { call.name = last(call.key); });
+    data.calls.forEach(function (call) {
+      call.name = last(call.key);
+      call.path = data.layers[call.layer].key + call.name.slice(call.name.lastIndexOf("["));
+    });
   }
 
   /* The page of one view. */
@@ -295,8 +300,8 @@ var nodeweaveView = (function () {
     html("span", "nwv-title", bar, this.data.title);
     this.search = html("input", "nwv-search", bar);
     this.search.type = "search";
-    this.search.placeholder = "search name or class";
-    this.search.setAttribute("aria-label", "search layers by name or class");
+    this.search.placeholder = "search path or class";
+    this.search.setAttribute("aria-label", "search layers by qualified name (inner/dense) or class");
     this.count = html("span", "nwv-count", bar);
     var toggle = html("label", "nwv-toggle", bar);
     this.perCall = html("input", null, toggle);
@@ -500,7 +505,7 @@ var nodeweaveView = (function () {
     }, open ? this.groupLayer : this.boxLayer);
     if (item.kind !== "box") element.setAttribute("data-open", String(open));
     var tooltip = svg("title", {}, element);
-    tooltip.textContent = item.kind === "box" ? item.key + " (" + item.className + ")" : item.title;
+    tooltip.textContent = item.kind === "box" ? item.path + " (" + item.className + ")" : item.title;
     if (open) {
       svg("rect", { "class": "nwv-frame", width: rect.w, height: rect.h, rx: 6 }, element);
       var bar = svg("rect", { "class": "nwv-titlebar", width: rect.w, height: TITLE_HEIGHT, rx: 6 }, element);
@@ -645,7 +650,7 @@ var nodeweaveView = (function () {
     this.applyTransform();
   };
 
-  /* The search: boxes and nested models whose name or class holds the text typed. */
+  /* The search: boxes and nested models whose qualified name ("inner/dense") or class holds the text typed. */
   View.prototype.find = function () {
     var text = this.search.value.trim().toLowerCase(), level = this.level();
     this.matches = [];
@@ -654,7 +659,8 @@ var nodeweaveView = (function () {
       for (var i = 0; i < level.items.length; i++) {
         var item = level.items[i];
         if (item.kind !== "box" && item.kind !== "model") continue;
-        if (item.name.toLowerCase().indexOf(text) >= 0 || item.className.toLowerCase().indexOf(text) >= 0) {
+        if (item.path.toLowerCase().indexOf(text) >= 0 || item.name.toLowerCase().indexOf(text) >= 0 ||
+            item.className.toLowerCase().indexOf(text) >= 0) {
           this.matches.push(i);
         }
       }
@@ -728,7 +734,10 @@ var nodeweaveView = (function () {
       html("th", null, row, label);
       html("td", null, row, value);
     };
-    if (item.key !== undefined && item.kind !== "run" && item.kind !== "segment") fact("key", item.key);
+    if (item.kind === "box" || item.kind === "model") fact("path", item.path);
+    if (item.key !== undefined && item.key !== item.path && item.kind !== "run" && item.kind !== "segment") {
+      fact("key", item.key);
+    }
     var leaves = level.leavesOf(id);
     var layers = {}, calls = [];
     leaves.forEach(function (leaf) {

@@ -52,6 +52,8 @@ class Functional(Model):
         (4, 2)
     """
 
+    _naming_keywords = frozenset({"outputs"})
+
     def __init__(self, inputs, outputs, name=None, trainable=True):
         super().__init__(trainable=trainable, name=name or unique_name("functional"))
         self._init_graph(inputs, outputs)
@@ -109,11 +111,25 @@ class Functional(Model):
         return [t._keras_history.layer.name for t in outputs]
 
     # ------------------------------------------------------------- execution
-    def call(self, inputs, training=False, mask=None):
+    def call(self, inputs, training=False, mask=None, outputs=None):
+        """Runs the plan on ``inputs``; with ``outputs`` (tensors of the graph or
+        their qualified names, ``"block/conv[0][0]"``, one or in a list or
+        dict) returns their values instead, in that structure."""
         arrays = self._standardize_inputs(inputs)
-        return self._pack_outputs(self.plan.run(arrays, training=training, masks=self._input_masks(inputs, mask)))
+        masks = self._input_masks(inputs, mask)
+        if outputs is not None:
+            from engine.requested_outputs import requested_plan  # imports this module
 
-    def forward(self, inputs, training=True, mask=None):
+            return tree.pack_as(outputs, requested_plan(self, outputs).run(arrays, training=training, masks=masks))
+        return self._pack_outputs(self.plan.run(arrays, training=training, masks=masks))
+
+    def forward(self, inputs, training=True, mask=None, outputs=None):
+        if outputs is not None:
+            raise ValueError(
+                f"model(x, outputs=...) of model {self.name!r} computes values only, without gradients: under a "
+                "GradientTape (or in a layer that calls the model while training), call a model ending at those "
+                "tensors instead: graph.extract(model, outputs=...)."
+            )
         arrays = self._standardize_inputs(inputs, cast_floats=not float64_kept())  # gradient_check keeps float64
         outputs, tape = self.plan.forward(arrays, training=training, masks=self._input_masks(inputs, mask))
         tape.inputs = inputs
@@ -171,6 +187,11 @@ class Functional(Model):
         """The outputs (KerasTensors, in the output structure) for symbolic
         ``inputs``: the model's own when the inputs have its input shapes, else
         each layer's ``compute_output_spec`` along the plan."""
+        if kwargs.get("outputs") is not None:
+            raise ValueError(
+                f"model(x, outputs=...) returns the values of intermediate tensors of model {self.name!r} for "
+                "arrays; on symbolic tensors, extract a model first: graph.extract(model, outputs=...)(x)."
+            )
         specs = self._standardize_inputs(inputs)
         if all(s.shape == t.shape and s.dtype == t.dtype for s, t in zip(specs, self.plan.inputs)):
             outputs = self.plan.outputs

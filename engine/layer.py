@@ -111,6 +111,9 @@ class Layer(Module):
     #: True where ``compute_mask`` only combines the inputs' masks (merges, pooling, RNNs, attention):
     #: such a layer makes no mask where its inputs carry none, so graphs without masks skip it.
     _combines_masks_only = False
+    #: Call keywords whose KerasTensors name tensors of the layer's own graph instead of feeding the
+    #: call (a model's ``outputs=``): they do not make a call on arrays symbolic.
+    _naming_keywords = frozenset()
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)
@@ -707,7 +710,8 @@ class Layer(Module):
         kwargs = checked_call_keywords(self, kwargs)
         flat_inputs = tree.flatten(args[0])
         symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]
-        if symbolic or any(isinstance(x, KerasTensor) for x in tree.flatten((args[1:], kwargs))):
+        if symbolic or any(isinstance(x, KerasTensor) for x in tree.flatten((args[1:], {
+                key: value for key, value in kwargs.items() if key not in self._naming_keywords}))):
             if len(symbolic) != len(flat_inputs):
                 raise ValueError(
                     f"Layer {self.name!r} received a mix of symbolic tensors and concrete values as "

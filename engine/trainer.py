@@ -528,7 +528,7 @@ class Trainer:
             print(format_logs(logs))
         return logs if return_dict else self._ordered_results(logs)
 
-    def predict(self, x, batch_size=32, verbose="auto", callbacks=None):
+    def predict(self, x, batch_size=32, verbose="auto", callbacks=None, outputs=None):
         """Runs the model over ``x`` in batches, in inference mode (dropout off, moving statistics used).
 
         Args:
@@ -538,10 +538,15 @@ class Trainer:
             batch_size: samples per batch.
             verbose: accepted for Keras' signature; ``predict`` prints nothing.
             callbacks: Callback objects (their ``on_predict_*`` methods are called).
+            outputs: intermediate tensors to return instead of the model's
+                outputs (functional and Sequential models): KerasTensors of the
+                graph or their qualified names (``"block/conv[0][0]"``,
+                ``"shared[1][0]"``, ``"block/conv"`` for a layer's only call),
+                one or in a list or dict. Only the steps they need run.
 
         Returns:
             The outputs, arrays in the model's output structure (empty arrays
-            of the right shapes for 0 samples).
+            of the right shapes for 0 samples); with ``outputs``, in its structure.
 
         Example:
             >>> import numpy as np
@@ -551,21 +556,35 @@ class Trainer:
             >>> model = Model(x, [Dense(1)(x), Dense(2)(x)])
             >>> [y.shape for y in model.predict(np.ones((5, 3)), batch_size=2)]
             [(5, 1), (5, 2)]
+            >>> hidden = Dense(4, name="hidden")
+            >>> model = Model(x, Dense(1)(hidden(x)))
+            >>> model.predict(np.ones((5, 3)), outputs={"h": "hidden[0][0]"})["h"].shape
+            (5, 4)
         """
         if dask_arrays.holds_dask_array(x):
+            if outputs is not None:
+                raise ValueError(
+                    f"predict(outputs=...) of model {self.name!r} takes NumPy data; for Dask arrays, extract a "
+                    "model ending at those tensors and predict with it: graph.extract(model, outputs=...).predict(x)."
+                )
             return dask_arrays.predict(self, x, batch_size, callbacks)
         batch_size = check_batch_size(batch_size)
         data = prepare(self, x)
+        run, pack = self._run_flat, self._pack_outputs
+        if outputs is not None:
+            from engine.requested_outputs import requested_plan  # imports Functional, which imports this module
+
+            run, pack = requested_plan(self, outputs).run, functools.partial(tree.pack_as, outputs)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_predict_begin({})
         chunks = []
         for step, batch in enumerate(data.batches(batch_size)):
             callback_list.on_predict_batch_begin(step, {})
-            chunks.append(self._run_flat(batch.x, training=False))
+            chunks.append(run(batch.x, training=False))
             callback_list.on_predict_batch_end(step, {"outputs": chunks[-1]})
         callback_list.on_predict_end({})
         flat = [np.concatenate(parts) for parts in zip(*chunks)]
-        return self._pack_outputs(flat)
+        return pack(flat)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One optimizer step on one batch (the metrics are reset first).

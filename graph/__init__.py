@@ -3,6 +3,7 @@
 from graph.diff import ModelDiff, diff
 from graph.display import summary_html
 from graph.extract import extract
+from graph.extract import extract
 from graph.html_view import save_html, to_html
 from graph.mermaid import to_mermaid
 from graph.model_explorer import save_model_explorer, to_model_explorer
@@ -19,6 +20,7 @@ __all__ = [
     "ModelDiff",
     "OnnxExportError",
     "Profile",
+    "extract",
     "diff",
     "extract",
     "model_to_dot",

@@ -287,13 +287,15 @@ class ExecutionPlan:
         return layers
 
     # ------------------------------------------------------------- execution
-    def replay(self, inputs, action):
+    def replay(self, inputs, action, steps=None):
         """Walks the steps on other values (symbolic ones: shape propagation,
         cloning): ``action(step, inputs, extra_args, kwargs)`` gives each step's
-        flat outputs from its arguments. Returns the flat outputs of the plan."""
+        flat outputs from its arguments. ``steps``: the plan's steps in another
+        order where each comes after those it reads (graph surgery's rewire).
+        Returns the flat outputs of the plan."""
         values = [None] * len(self.tensors)
         values[: len(inputs)] = inputs
-        for step in self.steps:
+        for step in self.steps if steps is None else steps:
             for slot, value in zip(step.out_slots, action(step, *step.gather(values))):
                 values[slot] = value
         return [values[slot] for slot in self.output_slots]

@@ -3,7 +3,6 @@
 from graph.diff import ModelDiff, diff
 from graph.display import summary_html
 from graph.extract import extract
-from graph.extract import extract
 from graph.html_view import save_html, to_html
 from graph.mermaid import to_mermaid
 from graph.model_explorer import save_model_explorer, to_model_explorer
@@ -12,6 +11,7 @@ from graph.networkx_graph import to_networkx
 from graph.onnx_export import OnnxExportError, save_onnx, to_onnx
 from graph.plot import model_to_dot, plot_model, static_svg
 from graph.profiler import Profile, profile
+from graph.surgery import insert_after, insert_before, remove, replace, replace_pattern, rewire
 from graph.tabular import print_tabular
 from graph.to_python import to_python
 from layers._onnx import register_onnx_converter
@@ -20,14 +20,19 @@ __all__ = [
     "ModelDiff",
     "OnnxExportError",
     "Profile",
-    "extract",
     "diff",
     "extract",
+    "insert_after",
+    "insert_before",
     "model_to_dot",
     "plot_model",
     "print_tabular",
     "profile",
     "register_onnx_converter",
+    "remove",
+    "replace",
+    "replace_pattern",
+    "rewire",
     "save_html",
     "save_model_explorer",
     "save_onnx",

@@ -268,7 +268,8 @@ class ModelDiff:
         marks = {}
         if side == "a":
             marks.update((path, ("removed", "removed")) for path in self.removed)
-            marks.update((change.before, ("changed", "changed: " + change.summary())) for change in self.changes.values())
+            marks.update((change.before, ("changed", "changed: " + change.summary()))
+                         for change in self.changes.values())
         else:
             marks.update((path, ("added", "added")) for path in self.added)
             marks.update((path, ("changed", "changed: " + change.summary())) for path, change in self.changes.items())
@@ -413,7 +414,7 @@ class _Pairs:
         named = [i for i in candidates if self.a.steps[i].layer.name == step.layer.name]
         if named:
             return named[0]
-        for i in candidates:  # a call that a call of the same name will claim is left to it (a layer inserted before it)
+        for i in candidates:  # one that a call of its name will claim is left to it (a layer inserted before it)
             claimed = self.b.by_name.get((self.a.steps[i].layer.name, _class(step.layer), _call_index(self.a.steps[i])))
             if claimed is None or claimed in self.steps:
                 return i
@@ -540,7 +541,8 @@ def _change(pairs, old, new, calls):
         b_step, a_step = b.steps[b_index], a.steps[a_index]
         if [pairs.slots.get(slot) for slot in b_step.in_slots] != list(a_step.in_slots):
             inputs[f"{b.path(new)}[{_call_index(b_step)}]"] = (
-                [_tensor_name(a, slot) for slot in a_step.in_slots], [_tensor_name(b, slot) for slot in b_step.in_slots])
+                [_tensor_name(a, slot) for slot in a_step.in_slots],
+                [_tensor_name(b, slot) for slot in b_step.in_slots])
     return LayerChange(a.path(old), b.path(new), class_name, config, weights, inputs)
 
 

@@ -340,17 +340,38 @@ def _lookup(paths, path, model):
     return paths.get("/".join(plain + parts[-1:]))
 
 
-def _missing(what, model, path, known):
-    """The message for a path that names nothing: the closest existing paths,
-    those of the same layer first (its other calls, the layer in nested models)."""
+def closest_paths(path: str, known, n: int = 5) -> list:
+    """The paths of ``known`` closest to ``path``, for an error: those of the
+    same layer first (its other calls, the layer inside nested models, best
+    match first), then the closest by ``difflib``.
+
+    Args:
+        path: a path that names nothing.
+        known: the existing paths.
+        n: how many to return at most.
+
+    Returns:
+        A list of paths.
+
+    Example:
+        >>> closest_paths("mid", ["x", "inner/x", "inner/mid", "mod"])
+        ['inner/mid', 'mod']
+    """
     known = list(known)
     layer = _INDICES.sub("", path)
     tail = layer.rsplit("/", 1)[-1]
     same_name = [p for p in known if _INDICES.sub("", p) == layer or _INDICES.sub("", p).endswith("/" + tail)]
     same_name.sort(key=lambda p: -difflib.SequenceMatcher(None, path, p).ratio())
-    closest = same_name + [p for p in difflib.get_close_matches(path, known, n=5, cutoff=0.6) if p not in same_name]
+    close = difflib.get_close_matches(path, known, n=n, cutoff=0.6)
+    return (same_name + [p for p in close if p not in same_name])[:n]
+
+
+def _missing(what, model, path, known):
+    """The message for a path that names nothing: the closest existing paths."""
+    known = list(known)
+    closest = closest_paths(path, known)
     if closest:
-        hint = "Closest: " + ", ".join(repr(p) for p in closest[:5]) + "."
+        hint = "Closest: " + ", ".join(repr(p) for p in closest) + "."
     else:
         shown = ", ".join(repr(p) for p in known[:10])
         hint = f"Existing {what} paths include: {shown}{', ...' if len(known) > 10 else ''}." if known else (

@@ -5,11 +5,12 @@ Errors speak the command line's language: a flag is named as it is typed
 """
 
 import argparse
-import difflib
 import re
 import sys
 from pathlib import Path
 
+from engine.qualified_names import closest_paths, layer_paths
+from graph._format import tensor_ref
 from graph._node_data import NAMED as _NODE_DATA
 
 _CLOSE_NAMES = 5  # the layer names a mistyped --layer or --layer-range suggests
@@ -141,23 +142,26 @@ def _export(args):
 
 
 def _inspect(args):
+    from graph._walk import plan_of
+
     model = _load(args)
-    layers = model.layers
+    every = layer_paths(model)
+    paths = every
     if args.layer is not None:
-        names = [layer.name for layer in layers]
-        if args.layer not in names:
+        if args.layer not in every:
             sys.exit(f"nodeweave: model {model.name!r} has no layer {args.layer!r}."
-                     f"{_closest(args.layer, names, args.file)}")
-        layers = [model.get_layer(args.layer)]
-    steps = model.plan.steps
-    for layer in layers:
-        print(f"{layer.name} ({type(layer).__name__})")
+                     f"{_closest(args.layer, list(every), args.file)}")
+        paths = {args.layer: every[args.layer]}
+    for path, layer in paths.items():
+        container, _, _ = path.rpartition("/")
+        prefix = container + "/" if container else ""
+        steps = plan_of(every[container] if container else model).steps
+        print(f"{path} ({type(layer).__name__})")
         for step in steps:
             if step.layer is layer:
-                inbound = ", ".join(f"{t._keras_history.layer.name}[{t._keras_history.node_index}][{t._keras_history.tensor_index}]"
-                                    for t in step.node.input_tensors) or "-"
+                inbound = ", ".join(prefix + tensor_ref(t) for t in step.node.input_tensors) or "-"
                 print(f"  call {step.node.output_tensors[0]._keras_history.node_index}: inbound {inbound}")
-        outbound = sorted({s.layer.name for s in steps
+        outbound = sorted({prefix + s.layer.name for s in steps
                            if any(t._keras_history.layer is layer for t in s.node.input_tensors)})
         print(f"  outbound: {', '.join(outbound) or '-'}")
 
@@ -181,7 +185,7 @@ def _diff(args):
 
 def _closest(name, names, file):
     """The sentence that follows an unknown layer name: the closest few names and how to list them all."""
-    close = [repr(match) for match in difflib.get_close_matches(name, names, n=_CLOSE_NAMES)]
+    close = [repr(match) for match in closest_paths(name, names, n=_CLOSE_NAMES)]
     if len(close) > 1:
         close[-2:] = [f"{close[-2]} or {close[-1]}"]
     guess = f" Did you mean {', '.join(close)}?" if close else " No layer name is close to it."
@@ -265,9 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--node-data", choices=_NODE_DATA, help="colour the boxes by this number per layer")
     view.set_defaults(run=_view)
 
-    inspect = commands.add_parser("inspect", help="show the inbound and outbound links of a saved model's layers")
+    inspect = commands.add_parser("inspect", help="show the inbound and outbound links of a saved model's layers, "
+                                                  "nested models' layers included, by their qualified names")
     inspect.add_argument("file")
-    inspect.add_argument("--layer", help="only this layer")
+    inspect.add_argument("--layer", metavar="PATH", help="only this layer: its name, or its path through nested "
+                                                         "models (block/inner/conv)")
     inspect.set_defaults(run=_inspect)
 
     export = commands.add_parser("export", help="write a saved model (.nw or Keras .keras) as ONNX, for ONNX Runtime "

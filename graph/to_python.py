@@ -277,10 +277,11 @@ class _Source:
         if key not in self.defaults:
             self.defaults[key] = _made_config(cls, {k: config[k] for k in required}, name)
         default = self.defaults[key]
-        keys = [k for k in config if k != "name" and (k in required or not _same(default.get(k, _MISSING), config[k]))]
+        keys = [k for k in config if k in required or k != "name" and not _same(default.get(k, _MISSING), config[k])]
         while True:
             made = _made_config(cls, {k: config[k] for k in keys}, name)
-            missing = [k for k in config if k != "name" and k not in keys and not _same(made.get(k, _MISSING), config[k])]
+            missing = [k for k in config
+                       if k != "name" and k not in keys and not _same(made.get(k, _MISSING), config[k])]
             if not missing:
                 return required, keys
             keys += missing

@@ -31,6 +31,7 @@ ROW_FIELDS = {
     "static_layout": {"graph", "layers", "edges", "built_in", "dot_seconds"},
     "html_view": {"graph", "layers", "to_html_seconds", "first_render_seconds", "page_kb"},
     "onnx_export": {"model", "to_onnx_seconds", "save_onnx_seconds", "goal", "file_bytes", "weight_bytes"},
+    "to_python": {"model", "layers", "to_python_seconds", "run_source_seconds", "goal", "same_config_but_names"},
 }
 
 

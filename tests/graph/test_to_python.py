@@ -192,11 +192,12 @@ def test_operator_layers_are_written_as_operators():
     rebuilt, source = rebuild(model)
     assert_same_config(model, rebuilt)
     rng = np.random.default_rng(0)
-    x = [rng.normal(size=(2, 4, 3)).astype("float32") for _ in range(2)] + [rng.normal(size=(2, 3, 3)).astype("float32")]
+    x = [rng.normal(size=shape).astype("float32") for shape in ((2, 4, 3), (2, 4, 3), (2, 3, 3))]
     for got, expected in zip(rebuilt.predict(x, verbose=0), model.predict(x, verbose=0)):
         np.testing.assert_array_equal(got, expected)
     for line in ("add = a + 1.0", "multiply = add * b", "negative = -a", "absolute = abs(negative)",
-                 "divide = 2.0 / absolute", "matmul = divide @ w", "subtract = multiply - matmul", "get_item = subtract[:, 0]",
+                 "divide = 2.0 / absolute", "matmul = divide @ w", "subtract = multiply - matmul",
+                 "get_item = subtract[:, 0]",
                  "power = get_item ** 2", "round_2 = round(power, 1)", "reshape = round_2.reshape((-1, 3, 1))",
                  "squeeze = reshape.squeeze(-1)", "less = get_item_1 < 0.5", "logical_not = ~logical_and"):
         assert f"    {line}\n" in source, line

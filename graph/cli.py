@@ -141,6 +141,20 @@ def _export(args):
     print(f"wrote {output}")
 
 
+def _python(args):
+    from graph.to_python import to_python
+
+    source = to_python(_load(args))
+    if args.output is None:
+        print(source, end="")
+        return
+    try:
+        Path(args.output).write_text(source, encoding="utf-8")
+    except OSError as error:
+        sys.exit(f"nodeweave: cannot write -o {args.output}: {error.strerror or error}.")
+    print(f"wrote {args.output}")
+
+
 def _inspect(args):
     from graph._walk import plan_of
 
@@ -291,7 +305,13 @@ def main(argv: list[str] | None = None) -> int:
                          "coloured (.svg, .png, .pdf or .dot)")
     compare.set_defaults(run=_diff)
 
-    for command in (summary, plot, view, export, inspect, compare):
+    python = commands.add_parser("python", help="print the Python source (a build_model() function) that rebuilds a "
+                                 "saved model's architecture (.nw or Keras .keras)")
+    python.add_argument("file")
+    python.add_argument("-o", "--output", help="write the source to this .py file instead of printing it")
+    python.set_defaults(run=_python)
+
+    for command in (summary, plot, view, export, inspect, compare, python):
         command.add_argument("--custom-objects", action="append", metavar="MODULE",
                              help="a .py file or module whose classes and functions the model file names (its own "
                                   "layers), as load_model(custom_objects=...); may be repeated")

@@ -259,3 +259,17 @@ def test_operator_whose_fresh_name_could_be_taken_keeps_its_name():
     rebuilt, source = rebuild(model)
     assert rebuilt.get_config() == model.get_config()
     assert '    add_1 = BinaryOp("add", constant=1.0, name="add_1")(add)\n' in source
+
+
+def test_command_line_prints_or_writes_the_source(tmp_path, capsys):
+    from graph.cli import main
+
+    x = Input(shape=(3,), name="x")
+    model = Model(x, Dense(2, activation="relu", name="hidden")(x), name="saved")
+    model.save(tmp_path / "saved.nw")
+    main(["python", str(tmp_path / "saved.nw")])
+    printed = capsys.readouterr().out
+    assert printed == to_python(model)
+    main(["python", str(tmp_path / "saved.nw"), "-o", str(tmp_path / "saved.py")])
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'saved.py'}\n"
+    assert (tmp_path / "saved.py").read_text() == printed

@@ -12,6 +12,9 @@
   ship in layers/applications.py); and a 12,000-layer Dense chain, built in Python
   and loaded from its ``.nw``. Goals: nodeweave builds faster than Keras, and
   loads a ``.nw`` in at most 1.5x its build.
+- Loading a ``.keras`` of 20,000 Identity layers against building it: the
+  weight paths are found in one pass over each model's layers (issue 28: a
+  lookup per layer made it quadratic, 37 s).
 
 Threads are NOT pinned here, unlike the other benchmarks: each library runs at
 its defaults, which is what users get (nodeweave runs a model on one BLAS
@@ -147,13 +150,41 @@ def deep_chain_row(folder, smoke):
             "ratios": {"load_nw_to_build": ratio}}
 
 
+def identity_chain_keras_row(folder, smoke):
+    """A deep ``.keras`` file without weights to speak of: its load costs what rebuilding the graph costs,
+    unless finding each layer's weight paths grows with the number of layers."""
+    from benchmarks.harness import measure
+    from engine import Input, Model, load_model
+    from layers import Dense, Identity
+
+    def chain():
+        x = Input((4,))
+        h = Dense(2)(x)
+        for _ in range(depth):
+            h = Identity()(h)
+        return Model(x, h)
+
+    depth = 1000 if smoke else 20_000
+    path = os.path.join(folder, "identity_chain.keras")
+    chain().save(path)
+    result = measure({"nodeweave_build": chain, "nodeweave_load_keras": lambda: load_model(path)},
+                     repeats=1 if smoke else 3)
+    s = {k: v["median"] for k, v in result.items()}
+    ratio = s["nodeweave_load_keras"] / s["nodeweave_build"]
+    print(f"{f'Identity chain {depth:,}':>17} {'':>14} {s['nodeweave_build']:11.2f} {'':>11} {'':>14} {'':>13} "
+          f"{'':>13} {s['nodeweave_load_keras']:17.2f}")
+    return {"case": f"Identity chain of {depth} layers build and .keras load", "seconds": result,
+            "ratios": {"load_keras_to_build": ratio}}
+
+
 def main(smoke=False):
     import keras
 
     from benchmarks.harness import machine, save
 
     folder = tempfile.mkdtemp()
-    rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke) + [deep_chain_row(folder, smoke)]
+    rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke)
+    rows += [deep_chain_row(folder, smoke), identity_chain_keras_row(folder, smoke)]
     save("keras_apps", {"rows": rows, "keras": keras.__version__,
                         "machine": {**machine(), "threads": "each library's default"}})
     return rows

@@ -90,8 +90,7 @@ def _part(model, inputs, outputs, root):
     new Inputs)."""
     own = {id(tensor) for tensor in model.plan.tensors}
     holders = _nested_holders(model, own)
-    inner_inputs = [tensor for tensor in inputs if id(tensor) in holders]
-    if inner_inputs:
+    if any(id(tensor) in holders for tensor in inputs):
         return _part_inside(model, inputs, outputs, holders, root)
     requests = {}  # id(call of a nested model) -> (that call, the tensors asked of the model)
     for tensor in outputs:

@@ -311,7 +311,8 @@ def _rebuild(model, edits, holders, rewiring=None):
 
         outputs = plan.replay(values, action, rewired.order if rewired is not None else None)
         if rewired is not None:
-            outputs = [new_of[id(rewired.new)] if t is rewired.old else value for t, value in zip(plan.outputs, outputs)]
+            outputs = [new_of[id(rewired.new)] if tensor is rewired.old else value
+                       for tensor, value in zip(plan.outputs, outputs)]
         cls = type(current) if _functional_like_constructor(type(current)) else Functional
         new_model = cls(inputs, tree.pack_as(current.output, outputs), name=current.name)
         if not current.trainable:
@@ -382,7 +383,7 @@ def _matched_calls(model, where, function, inputs_allowed=False):
         raise ValueError(
             f"{function}: {_where_text(where)} matched no layer of model {model.name!r}. Its layer classes are: "
             f"{', '.join(sorted({type(n.outbound_layer).__name__ for n in nodes.values()}))}.")
-    inputs = [path for path, node in calls if isinstance(node.outbound_layer, InputLayer)]
+    inputs = [_CALL_SUFFIX.match(path).group(1) for path, node in calls if isinstance(node.outbound_layer, InputLayer)]
     if inputs and not inputs_allowed:
         raise ValueError(
             f"{function}: {_where_text(where)} names the Input {inputs[0]!r} of model {model.name!r}, which "
@@ -415,7 +416,7 @@ def _layer_maker(layer, calls, function):
     if isinstance(layer, Layer):
         distinct = {}
         for path, node in calls:
-            distinct.setdefault(id(node.outbound_layer), path)
+            distinct.setdefault(id(node.outbound_layer), _CALL_SUFFIX.match(path).group(1))
         distinct = list(distinct.values())
         if len(distinct) > 1:
             kind = type(layer).__name__

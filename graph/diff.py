@@ -588,11 +588,19 @@ def _fed(side, step, values):
 
 
 def _largest_difference(old, new):
-    """The largest absolute difference between two lists of arrays; ``inf`` when their shapes differ."""
+    """The largest absolute difference between two lists of arrays: ``inf`` when their shapes
+    differ, NaN where one holds a NaN and the other not (equal values, NaNs and infinities agree)."""
     if len(old) != len(new) or any(np.shape(x) != np.shape(y) for x, y in zip(old, new)):
         return math.inf
-    return max((float(np.max(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)), initial=0.0))
-                for x, y in zip(old, new)), default=0.0)
+    largest = 0.0
+    for x, y in zip(old, new):
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        with np.errstate(invalid="ignore"):
+            gap = np.abs(x - y)
+        gap[(x == y) | (np.isnan(x) & np.isnan(y))] = 0.0
+        if gap.size:
+            largest = max(largest, float(np.max(gap)), key=lambda value: (math.isnan(value), value))
+    return largest
 
 
 def _tensor_name(side, slot):

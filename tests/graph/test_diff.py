@@ -145,6 +145,9 @@ def test_the_first_layer_whose_outputs_differ_comes_first():
     copy.set_weights(model.get_weights())
     data = np.random.default_rng(0).normal(size=(4, 8)).astype("float32")
     assert diff(model, copy, data=data).first_disagreement is None
+    with_nan = data.copy()
+    with_nan[0, 0] = np.nan  # NaN in both models' outputs: they agree
+    assert set(diff(model, copy, data=with_nan).output_differences.values()) == {0.0}
     kernel = copy.get_layer("block/back").kernel
     kernel.assign(kernel.value + 0.01)
     found = diff(model, copy, data=data)

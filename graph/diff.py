@@ -633,7 +633,7 @@ def _side_scene(scene, marks, top, title):
 
     boxes = {}
     for key, box in scene.boxes.items():
-        kind, note = marks.get(key, (None, None))
+        kind, note = _mark(marks, key)
         label = box.label if note is None else box.label + (((note, False),),)
         boxes[top + key] = replace(box, key=top + key, label=label, fill=_FILLS.get(kind),
                                    cluster=top + (box.cluster or ""))
@@ -643,3 +643,14 @@ def _side_scene(scene, marks, top, title):
                                       first=None if cluster.first is None else top + cluster.first)
     edges = [replace(edge, source=top + edge.source, target=top + edge.target) for edge in scene.edges]
     return boxes, clusters, edges
+
+
+def _mark(marks, key):
+    """The mark of the box ``key``: its own, or that of a nested model added or removed
+    around it (``"block"`` for ``"block/conv"``); ``(None, None)`` without one."""
+    parts = key.split("/")
+    for end in range(len(parts), 0, -1):
+        mark = marks.get("/".join(parts[:end]))
+        if mark is not None and (end == len(parts) or mark[0] in ("added", "removed")):
+            return mark
+    return None, None

@@ -154,6 +154,7 @@ def test_the_first_layer_whose_outputs_differ_comes_first():
     assert found.is_empty  # same architecture: only the values differ
     assert list(found.output_differences)[:4] == ["block/back", "block", "sum", "head"]
     assert found.first_disagreement == "block/back"
+    assert set(found.output_differences) == set(layer_paths(copy))
     assert found.output_differences["block/mid"] == 0 and found.output_differences["x"] == 0
     expected = np.abs(model.get_layer("block/back").kernel.value - kernel.value).max()
     assert found.output_differences["block/back"] > expected  # 0.01 per weight, summed over 4 inputs
@@ -191,6 +192,14 @@ def test_plot_draws_both_models_with_the_differences_coloured(tmp_path):
     assert fills == {("a", "block/mid"): orange, ("a", "block/back"): orange, ("b", "block/mid"): orange,
                      ("b", "block/act"): green, ("b", "block/back"): orange}
     assert "added" in source and "changed: units, kernel, bias" in source
+    # A nested model added: its inner boxes are green.
+    x = Input(shape=(8,), name="x")
+    grown = diff(Model(x, Dense(2, name="head")(x)), nested())
+    assert grown.added == ["block", "sum"]
+    grown.plot(tmp_path / "grown.dot")
+    source = (tmp_path / "grown.dot").read_text()
+    assert dict(re.findall(r'"b%25/([\w/]+)" \[[^\]]*fillcolor="(#\w+)"', source)) == {
+        "block/ix": green, "block/mid": green, "block/back": green, "sum": green, "head": orange}
     assert "before: outer" in source and "after: outer" in source
     found.plot(tmp_path / "diff.svg")
     assert (tmp_path / "diff.svg").read_text().count("<svg") >= 1

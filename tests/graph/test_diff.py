@@ -192,6 +192,11 @@ def test_plot_draws_both_models_with_the_differences_coloured(tmp_path):
     assert fills == {("a", "block/mid"): orange, ("a", "block/back"): orange, ("b", "block/mid"): orange,
                      ("b", "block/act"): green, ("b", "block/back"): orange}
     assert "added" in source and "changed: units, kernel, bias" in source
+    assert "before: outer" in source and "after: outer" in source
+    found.plot(tmp_path / "diff.svg")
+    assert (tmp_path / "diff.svg").read_text().count("<svg") >= 1
+    with pytest.raises(ValueError, match=r"cannot write '.*diff\.xyz'"):
+        found.plot(tmp_path / "diff.xyz")
     # A nested model added: its inner boxes are green.
     x = Input(shape=(8,), name="x")
     grown = diff(Model(x, Dense(2, name="head")(x)), nested())
@@ -200,11 +205,6 @@ def test_plot_draws_both_models_with_the_differences_coloured(tmp_path):
     source = (tmp_path / "grown.dot").read_text()
     assert dict(re.findall(r'"b%25/([\w/]+)" \[[^\]]*fillcolor="(#\w+)"', source)) == {
         "block/ix": green, "block/mid": green, "block/back": green, "sum": green, "head": orange}
-    assert "before: outer" in source and "after: outer" in source
-    found.plot(tmp_path / "diff.svg")
-    assert (tmp_path / "diff.svg").read_text().count("<svg") >= 1
-    with pytest.raises(ValueError, match=r"cannot write '.*diff\.xyz'"):
-        found.plot(tmp_path / "diff.xyz")
 
 
 def test_command_line_diff_of_saved_files(tmp_path, capsys):

@@ -465,12 +465,13 @@ def _where_level(level):
 
 
 def _rewired_order(plan, old, new, model, old_path, new_path):
-    """The plan's steps in an order where the readers of ``old`` come after the maker of ``new``."""
+    """The plan's steps in an order where the readers of ``old`` come after the maker of ``new`` (and of ``old``,
+    whose new tensor is how the rebuild finds the arguments to change)."""
     makers = {slot: index for index, step in enumerate(plan.steps) for slot in step.out_slots}
     old_slot, new_slot = plan.slot_of[id(old)], plan.slot_of[id(new)]
     sorter = graphlib.TopologicalSorter()
     for index, step in enumerate(plan.steps):
-        reads = (new_slot if slot == old_slot else slot for slot in step.in_slots)
+        reads = step.in_slots + [new_slot] if old_slot in step.in_slots else step.in_slots
         sorter.add(index, *(makers[slot] for slot in reads if slot in makers))
     try:
         return [plan.steps[index] for index in sorter.static_order()]

@@ -32,6 +32,7 @@ ROW_FIELDS = {
     "html_view": {"graph", "layers", "to_html_seconds", "first_render_seconds", "page_kb"},
     "onnx_export": {"model", "to_onnx_seconds", "save_onnx_seconds", "goal", "file_bytes", "weight_bytes"},
     "to_python": {"model", "layers", "to_python_seconds", "run_source_seconds", "goal", "same_config_but_names"},
+    "surgery": {"model", "layers", "edit", "seconds", "goal", "new_layers"},
     "model_diff": {"layers", "case", "seconds", "goal_seconds", "added", "changed"},
 }
 

@@ -255,6 +255,16 @@ def test_rewire_skips_and_reorders():
     assert np.allclose(new.predict(data, verbose=0), f(g(data)) + g(data), atol=1e-6)
     assert "a" not in [layer.name for layer in new.layers]
 
+    # The residual branch dropped: the readers of the branch's output (the last Add) read the shortcut.
+    model = _small_residual()
+    last_add = [step for step in model.plan.steps if isinstance(step.layer, Add)][-1]
+    shortcut, branch = last_add.node.input_tensors
+    dropped = rewire(model, branch, shortcut)
+    assert "block1_a" not in [layer.name for layer in dropped.layers]
+    images = np.random.default_rng(0).normal(size=(2, 8, 8, 3)).astype("float32")
+    before_block = Model(model.inputs, shortcut).predict(images, verbose=0)
+    assert np.allclose(dropped.predict(images, verbose=0), np.maximum(2 * before_block, 0), atol=1e-6)
+
 
 def test_errors_name_the_places_and_say_what_to_do(resnet50):
     with pytest.raises(ValueError, match=r"Cannot remove 'conv1_conv\[0\]' \(Conv2D\) of model 'resnet50': its input "

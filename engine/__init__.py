@@ -20,6 +20,7 @@ from engine.py_dataset import PyDataset
 from engine.registry import register_serializable
 from engine.saving import load_model, model_from_json
 from engine.sequential import Sequential
+from engine import qualified_names  # layer_paths, find_layer, find_node, find_tensor, path_of
 from engine.variable import Variable
 
 __all__ = [
@@ -44,5 +45,6 @@ __all__ = [
     "gradient_check",
     "load_model",
     "model_from_json",
+    "qualified_names",
     "register_serializable",
 ]

@@ -327,10 +327,8 @@ def diff(a, b, data=None) -> ModelDiff:
     found = _Found()
     pairs = _compare(_Side(plans[0], ""), _Side(plans[1], ""), found)
     outputs = None
-    old_outputs = [_tensor_name(_Side(plans[0], ""), slot) for slot in plans[0].output_slots]
-    new_outputs = [_tensor_name(_Side(plans[1], ""), slot) for slot in plans[1].output_slots]
     if [pairs.slots.get(slot) for slot in plans[1].output_slots] != list(plans[0].output_slots):
-        outputs = (old_outputs, new_outputs)
+        outputs = tuple([_tensor_name(side, slot) for slot in side.plan.output_slots] for side in (pairs.a, pairs.b))
     differences = None
     if data is not None:
         arrays = list(data) if isinstance(data, (list, tuple)) else [data]
@@ -384,7 +382,7 @@ class _Pairs:
         self.taken = set()  # the first plan's matched step indices
         self.slots = dict(zip(b.plan.input_slots, a.plan.input_slots))
         self.configs = {}  # id(layer) -> its config without the name
-        self.nested = []  # (_Pairs, (first's step index, second's)) of the matched nested models
+        self.nested = []  # per pair of nested models matched: their _Pairs, (b, a) step indices of the first call
 
     def match(self, b_index, a_index):
         self.steps[b_index] = a_index

@@ -23,12 +23,11 @@ def vgg():
     return {name: model_from_json(json.dumps(config)) for name, config in configs.items()}
 
 
-def chain(units, name=None, names=True):
-    """Dense layers in a chain, named ``d0``, ``d1``... (or automatically)."""
-    x = Input(shape=(3,), name="x" if names else None)
-    y = x
+def chain(units, name=None):
+    """Dense layers of these widths in a chain, named ``d0``, ``d1``..."""
+    x = y = Input(shape=(3,), name="x")
     for i, width in enumerate(units):
-        y = Dense(width, name=f"d{i}" if names else None)(y)
+        y = Dense(width, name=f"d{i}")(y)
     return Model(x, y, name=name)
 
 

@@ -291,10 +291,11 @@ def diff(a, b, data=None) -> ModelDiff:
     Args:
         a: the first model (functional, or Sequential with a known input shape).
         b: the second.
-        data: optional input batch for both models (an array, or a list of
-            arrays by input position): adds each matched layer's largest absolute
-            output difference on it (``ModelDiff.output_differences``), to find
-            where two versions start to disagree.
+        data: optional input batch for both models, as either model takes it
+            when called (an array, a list, a dict): adds each matched layer's
+            largest absolute output difference on it
+            (``ModelDiff.output_differences``), to find where two versions start
+            to disagree.
 
     Returns:
         A ModelDiff.
@@ -331,8 +332,7 @@ def diff(a, b, data=None) -> ModelDiff:
         outputs = tuple([_tensor_name(side, slot) for slot in side.plan.output_slots] for side in (pairs.a, pairs.b))
     differences = None
     if data is not None:
-        arrays = list(data) if isinstance(data, (list, tuple)) else [data]
-        differences = _output_differences(pairs, arrays, arrays)
+        differences = _output_differences(pairs, a._standardize_inputs(data), b._standardize_inputs(data))
     return ModelDiff(a, b, found.added, found.removed, found.changes, found.renamed, found.classes, outputs,
                      differences)
 

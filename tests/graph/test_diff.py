@@ -160,6 +160,20 @@ def test_the_first_layer_whose_outputs_differ_comes_first():
     assert "outputs first differ at block/back" in str(found)
 
 
+def test_data_is_given_as_the_models_take_it():
+    def two_inputs():
+        a, b = Input(shape=(2,), name="a"), Input(shape=(3,), name="b")
+        return Model({"a": a, "b": b}, Dense(1, name="out")(Add(name="sum")([Dense(3, name="da")(a), b])))
+
+    first, second = two_inputs(), two_inputs()
+    second.set_weights(first.get_weights())
+    data = {"b": np.ones((2, 3), "float32"), "a": np.zeros((2, 2), "float32")}  # by key, not by order
+    found = diff(first, second, data=data)
+    assert found.first_disagreement is None and found.output_differences["out"] == 0
+    with pytest.raises(ValueError, match="shape"):
+        diff(first, second, data={"a": np.ones((2, 3), "float32"), "b": np.ones((2, 3), "float32")})
+
+
 def test_outputs_of_other_shapes_differ_infinitely():
     found = diff(chain([4, 2]), chain([8, 2]), data=np.ones((2, 3), "float32"))
     assert found.output_differences["d0"] == np.inf and found.first_disagreement == "d0"

@@ -315,8 +315,7 @@ def _rebuild(model, edits, holders, rewiring=None):
                        for tensor, value in zip(plan.outputs, outputs)]
         cls = type(current) if _functional_like_constructor(type(current)) else Functional
         new_model = cls(inputs, tree.pack_as(current.output, outputs), name=current.name)
-        if not current.trainable:
-            new_model.trainable = False
+        new_model._trainable = current.trainable  # frozen as the original, leaving the flags of its layers alone
         rebuilt[id(current)] = new_model
         return new_model
 

@@ -157,6 +157,16 @@ def test_replace_pattern_conv_batchnorm_relu():
     assert stem_input is new.inputs[0]
 
 
+def test_replace_pattern_inside_a_nested_model():
+    inner = _small_residual("inner")
+    x = Input(shape=(8, 8, 3), name="x")
+    outer = Model(x, Dense(2, name="head")(inner(x)), name="outer")
+    new = replace_pattern(outer, lambda t: BatchNormalization()(Conv2D(1, 1)(t)), lambda t: Conv2D(8, 1)(t))
+    assert new.get_layer("head") is outer.get_layer("head") and new.get_layer("inner") is not inner
+    assert not any(isinstance(layer, BatchNormalization) for layer in new.get_layer("inner").layers)
+    assert sum(isinstance(layer, BatchNormalization) for layer in inner.layers) == 5
+
+
 def test_replace_pattern_leaves_matches_whose_inner_tensors_are_read_elsewhere():
     x = Input(shape=(4,), name="x")
     normalized = BatchNormalization(name="bn")(Dense(4, name="dense")(x))
@@ -213,6 +223,18 @@ def test_nested_models_are_rebuilt_only_where_they_change(tmp_path):
     assert shallow.get_layer("level1") is level1
     for got, want in zip(model.predict(data, verbose=0), expected):
         assert np.array_equal(got, want)
+
+
+def test_a_frozen_nested_model_stays_frozen_and_its_layers_keep_their_flags():
+    model = zoo()
+    level1 = model.get_layer("level1")
+    level1.trainable = False
+    level1.get_layer("level2/d2").trainable = True
+    new = insert_after(model, "level1/level2/d2", Dense(8, name="extra"))
+    assert not new.get_layer("level1").trainable and not new.get_layer("level1/level2").trainable
+    assert level1.get_layer("level2/d2").trainable and not level1.get_layer("level2/level3/d3").trainable
+    extra = new.get_layer("level1/level2/extra")
+    assert {id(v) for v in new.trainable_weights} == {id(v) for v in model.trainable_weights + extra.weights}
 
 
 def test_surgery_inside_a_sequential_model():

@@ -3,11 +3,14 @@
 Each function first finds the calls (Nodes) to change, then rebuilds the model by
 replaying its execution plan on new Inputs (``ExecutionPlan.replay``, as
 ``clone_model`` does), changing those calls on the way. Untouched layers are the
-same layer objects called again: their weights are the original's, bit for bit, and
-a shared layer stays one layer. The new model's graph is a new set of Nodes (the
-layers gain calls, as a layer called by two models does). A nested model holding a
-change is rebuilt as a new model of the same name (a Sequential one as a
-functional model); one without is reused as is.
+same layer objects called again: their weights are the original's, bit for bit, a
+shared layer stays one layer, and training either model trains both. The new model's
+graph is a new set of Nodes: each layer gains a call, as a layer called by two models
+does, so ``layer.output`` (of its only call) raises and the new model names its calls
+by their index, ``"conv[1]"`` (``model.get_tensor("conv[0][0]")`` still names the
+original's). A nested model holding a change is rebuilt as a new model of the same
+name (a Sequential one as a functional model); one without is reused as is. The new
+model is not compiled.
 
 ``where`` names the places to change, at any depth:
 

@@ -92,7 +92,14 @@ class LayerChange:
 
 
 class ModelDiff:
-    """The differences between two models, as ``diff(a, b)`` finds them.
+    """The differences between two models, as ``diff(a, b)`` finds them
+    (``diff`` makes it; its arguments are the attributes below).
+
+    Args:
+        a, b: the two models compared.
+        added, removed, changes, renamed, outputs, output_differences: as
+            the attributes of the same names.
+        classes: ``{("a" or "b", path): class name}`` of the layers named above.
 
     Attributes:
         added: the layers of ``b`` matched to none of ``a``, by path, in plan order.

@@ -49,7 +49,18 @@ _INSTALL = 'pip install "nodeweave[onnx]"'
 
 
 class OnnxExportError(ValueError):
-    """A model (or one of its layers) that cannot be written as ONNX."""
+    """A model (or one of its layers) that cannot be written as ONNX.
+
+    Example:
+        >>> from engine import Input, Model
+        >>> from layers import Lambda
+        >>> x = Input(shape=(3,), name="x")
+        >>> try:
+        ...     to_onnx(Model(x, Lambda(lambda t: t * 2, name="twice")(x)))
+        ... except OnnxExportError as error:
+        ...     print(str(error).split(":")[0])
+        Cannot export layer 'twice' (Lambda) to ONNX
+    """
 
 
 class _Name(str):

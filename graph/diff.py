@@ -367,6 +367,7 @@ class _Side:
         self.maker = {}  # slot -> index of the step making it
         self.by_inputs = {}  # tuple of slots read -> step indices
         self.by_name = {}  # (layer name, class, call index) -> step index
+        self.by_layer = {}  # (layer name, class) -> the indices of its steps
         for index, step in enumerate(self.steps):
             for slot in dict.fromkeys(step.in_slots):
                 self.readers.setdefault(slot, []).append(index)
@@ -374,6 +375,7 @@ class _Side:
                 self.maker[slot] = index
             self.by_inputs.setdefault(tuple(step.in_slots), []).append(index)
             self.by_name.setdefault((step.layer.name, _class(step.layer), _call_index(step)), index)
+            self.by_layer.setdefault((step.layer.name, _class(step.layer)), []).append(index)
 
     def path(self, layer):
         return self.prefix + layer.name
@@ -419,17 +421,23 @@ class _Pairs:
         named = [i for i in candidates if self.a.steps[i].layer.name == step.layer.name]
         if named:
             return named[0]
-        for i in candidates:  # one that a call of its name will claim is left to it (a layer inserted before it)
-            claimed = self.b.by_name.get((self.a.steps[i].layer.name, _class(step.layer), _call_index(self.a.steps[i])))
-            if claimed is None or claimed in self.steps:
+        for i in candidates:  # one that a layer of its name will claim is left to it (a layer inserted before it;
+            # that layer's call index may differ: a model edited by surgery calls the same layers again)
+            claimed = self.b.by_layer.get((self.a.steps[i].layer.name, _class(step.layer)), ())
+            if all(index in self.steps for index in claimed):
                 return i
         return None
 
     def by_name(self, index):
-        """Rule 3: the call of a layer of the same name and class, and the same call index."""
+        """Rule 3: the call of a layer of the same name and class, and the same call index;
+        else its first call not matched (a model edited by surgery calls the same layers
+        again, so their call indices are shifted)."""
         step = self.b.steps[index]
         found = self.a.by_name.get((step.layer.name, _class(step.layer), _call_index(step)))
-        return found if found is not None and found not in self.taken else None
+        if found is not None and found not in self.taken:
+            return found
+        return next((i for i in self.a.by_layer.get((step.layer.name, _class(step.layer)), ()) if i not in self.taken),
+                    None)
 
     def across_gap(self, index):
         """Rule 4: a call of the same class and config, reached from the matched tensors this

@@ -232,3 +232,16 @@ def test_command_line_diff_of_saved_files(tmp_path, capsys):
 
 def test_model_diff_is_exported():
     assert isinstance(diff(chain([2]), chain([2])), ModelDiff)
+
+
+def test_a_model_edited_by_surgery_differs_by_the_layers_inserted_only():
+    from graph import insert_after
+    from layers import Activation, BatchNormalization, Conv2D
+
+    image = Input(shape=(8, 8, 3), name="image")
+    h = Activation("relu", name="stem_relu")(BatchNormalization(name="stem_bn")(Conv2D(4, 3, name="stem_conv")(image)))
+    model = Model(image, Conv2D(2, 1, name="head")(h))
+    edited = insert_after(model, Conv2D, lambda old: BatchNormalization(name=f"{old.name}_bn"))
+    changes = diff(model, edited)
+    assert changes.added == ["stem_conv_bn", "head_bn"]
+    assert changes.removed == [] and changes.renamed == {} and changes.changed == ["stem_bn"]

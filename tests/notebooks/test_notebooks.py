@@ -29,7 +29,11 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         difference = re.search(r"largest difference from predict: (\S+)", streams)
         assert difference and float(difference.group(1)) <= 1e-4, streams[-500:]
         assert "same digit predicted for 100% of" in streams
+    if path.stem == "05_inspect_and_edit":  # the extracted parts, the edits and the code give back what they should
+        assert "True\nTrue\n" in streams and "False" not in streams
+        assert "5 added, 0 removed" in streams
 
 
-def test_there_are_the_four_notebooks():
-    assert [p.stem for p in NOTEBOOKS] == ["01_functional_api", "02_connectivity", "03_training", "04_custom_layers"]
+def test_there_are_the_five_notebooks():
+    assert [p.stem for p in NOTEBOOKS] == ["01_functional_api", "02_connectivity", "03_training", "04_custom_layers",
+                                           "05_inspect_and_edit"]

@@ -15,7 +15,6 @@ from engine.dtypes import dtype_kind, float64_kept
 from engine.input_layer import InputLayer
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
-from engine.naming import unique_name
 from engine.plan import ExecutionPlan
 from engine.variable import Variable
 
@@ -55,7 +54,7 @@ class Functional(Model):
     _naming_keywords = frozenset({"outputs"})
 
     def __init__(self, inputs, outputs, name=None, trainable=True):
-        super().__init__(trainable=trainable, name=name or unique_name("functional"))
+        super().__init__(trainable=trainable, name=name)  # default: functional, or a subclass's snake-case name
         self._init_graph(inputs, outputs)
 
     def _init_graph(self, inputs, outputs):
@@ -412,6 +411,45 @@ class Functional(Model):
                 f"Model {self.name!r} received inputs with different batch sizes: {batch_sizes}. Every input "
                 "holds the same samples, so pass the same number of rows (axis 0) for each."
             )
+
+
+def functional_subclass(cls: type) -> type:
+    """The functional variant of a ``Model`` subclass: what ``cls(inputs, outputs)`` makes.
+
+    Keras puts ``Functional`` into the subclass's bases; here the subclass is left
+    as written and a class is derived from it and ``Functional``, once per subclass,
+    with its name. Its method order is the subclass's own methods (``train_step``,
+    ``compute_loss``...), then Functional's graph, then Model's, so the overrides
+    run on a functional model and ``isinstance(model, cls)`` holds.
+
+    Args:
+        cls: a subclass of ``Model``.
+
+    Returns:
+        ``cls`` itself when it already is a Functional, else its variant.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine import Input, Model
+        >>> from layers import Dense
+        >>> class CustomModel(Model):
+        ...     pass
+        >>> x = Input(shape=(3,))
+        >>> model = CustomModel(x, Dense(2)(x))
+        >>> isinstance(model, CustomModel), type(model).__name__, model.name, model(np.ones((4, 3))).shape
+        (True, 'CustomModel', 'custom_model', (4, 2))
+    """
+    if issubclass(cls, Functional):
+        return cls
+    variant = cls.__dict__.get("_functional_variant")
+    if variant is None:
+        # Made under a private name, which the registry of built-in layers skips: the subclass is the one registered.
+        variant = type(f"_{cls.__name__}", (cls, Functional), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+            "_user_class": cls})
+        variant.__name__ = cls.__name__
+        cls._functional_variant = variant
+    return variant
 
 
 def _is_flat(struct):

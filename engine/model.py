@@ -1,5 +1,7 @@
 """Model: a layer made of layers. ``Model(inputs, outputs)`` builds a Functional."""
 
+import inspect
+
 import numpy as np
 
 from engine import saving, tree
@@ -53,6 +55,18 @@ class Model(Trainer, Layer):
             return Functional.__new__(Functional)
         return super().__new__(cls)
 
+    def __init__(self, *args, **kwargs):
+        # A subclass called (or calling super().__init__) with inputs and outputs is a functional model, as in
+        # Keras: the instance becomes one of the subclass's functional variant (see functional_subclass).
+        if _functional_arguments(args, kwargs):
+            from engine.functional import Functional, functional_subclass
+
+            if not isinstance(self, Functional):
+                self.__class__ = functional_subclass(type(self))
+            Functional.__init__(self, *args, **kwargs)
+        else:
+            Layer.__init__(self, *args, **kwargs)
+
     @classmethod
     def from_config(cls, config, custom_objects=None, safe_mode=None):
         """Rebuilds a functional model from its ``get_config()``, with fresh weights.
@@ -80,10 +94,12 @@ class Model(Trainer, Layer):
             >>> clone.name, [layer.name for layer in clone.layers]
             ('tiny', ['x', 'dense'])
         """
-        from engine.functional import Functional
+        from engine.functional import Functional, functional_subclass
 
         if cls is Model:
             return Functional.from_config(config, custom_objects=custom_objects, safe_mode=safe_mode)
+        if _is_functional_config(config) and _takes_functional_arguments(cls):
+            return Functional.from_config.__func__(functional_subclass(cls), config, custom_objects, safe_mode)
         return super().from_config(config)
 
     def save(self, path):
@@ -477,3 +493,23 @@ class Model(Trainer, Layer):
         from engine import qualified_names  # imports Functional, which imports this module
 
         return qualified_names.find_tensor(self, path)
+
+
+def _functional_arguments(args, kwargs):
+    """Whether a model's constructor arguments are ``(inputs, outputs)``, as Keras tells them apart."""
+    return len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or ("inputs" in kwargs and "outputs" in kwargs)
+
+
+def _is_functional_config(config):
+    return isinstance(config, dict) and all(key in config for key in ("layers", "input_layers", "output_layers"))
+
+
+def _takes_functional_arguments(cls):
+    """Whether ``cls(inputs, outputs, name=..., trainable=...)`` rebuilds a model of ``cls`` from a functional
+    config: its ``__init__`` is Model's, Functional's, or takes ``*args, **kwargs``."""
+    from engine.functional import Functional
+
+    if cls.__init__ in (Model.__init__, Functional.__init__):
+        return True
+    spec = inspect.getfullargspec(cls.__init__)
+    return spec.varargs is not None and spec.varkw is not None

@@ -56,7 +56,7 @@ def custom_objects_of(layer, config):
     for module in [layer, *layer._submodules()]:
         cls = type(module)
         if registered_name(cls) is None and json.dumps({"class_name": cls.__name__})[1:-1] in config:
-            found[cls.__name__] = cls
+            found[cls.__name__] = getattr(cls, "_user_class", cls)  # a subclass's functional variant: the subclass
         for value in module.__dict__.values():
             _add_function(found, value, config)
     for value in tree.flatten(getattr(layer, "_compile_args", None)):

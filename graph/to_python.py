@@ -148,14 +148,13 @@ class _Source:
                 items.append(f"{self.function_names[id(layer)]}()")
             else:
                 items.append(self.constructor(layer))
-        arguments = ["[" + ", ".join(items) + "]", *self.model_keywords(model)]
+        stack = [*(f"    {item}," for item in items), f"], {', '.join(self.model_keywords(model))})"]
         if isinstance(model._stack[0], InputLayer):
-            return [f"return Sequential({', '.join(arguments)})"]
+            return ["return Sequential([", *stack]
         # Built on several inputs, which Input() cannot stand first for: build it on their shapes.
         variable = _fresh("model", names)
         shapes = tree.map_structure(lambda tensor: tuple(tensor.shape), model._inputs_struct)
-        return [f"{variable} = Sequential({', '.join(arguments)})", f"{variable}.build({_literal(shapes)})",
-                f"return {variable}"]
+        return [f"{variable} = Sequential([", *stack, f"{variable}.build({_literal(shapes)})", f"return {variable}"]
 
     def functional_body(self, model, names):
         self.need("engine", "Model")

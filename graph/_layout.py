@@ -28,8 +28,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import igraph
-
 from graph._scene import format_value
 
 FONT_SIZE = 14.0
@@ -385,6 +383,8 @@ class _Unit:
                 previous = vertex[(e, layer)]
             links.append((previous, v))
         entry_layers = [layers[entry] if isinstance(entry, int) else entry[1] for entry in entries]
+        import igraph  # here, not at module level: importing igraph imports Matplotlib when it is installed (0.7 s)
+
         drawn = igraph.Graph(n=len(entries), edges=links, directed=True).layout_sugiyama(layers=entry_layers)
         rows = [[] for _ in range(max(layers) + 1)]
         for entry, layer, (x, _) in zip(entries, entry_layers, drawn.coords):

@@ -1,0 +1,1 @@
+"""``keras.applications``: the architectures' builders, without downloaded weights."""

@@ -6,14 +6,15 @@ import math
 import numpy as np
 
 from engine import dask_arrays, tree
-from engine.autodiff import record_op, recording, untraced
+from engine.autodiff import GradientTape, record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
-from engine.data_adapter import check_batch_size, check_steps, prepare, unpack_batch
+from engine.data_adapter import _apply_class_weight, check_batch_size, check_steps, prepare, unpack_batch
 from engine.data_sources import open_source
 from engine.epoch_iterator import EpochIterator
 from engine.metrics import Mean
 from engine.progress import ProgressLogger, format_logs
+from engine.step_data import StepData
 from engine.utils import random_generator
 
 
@@ -88,9 +89,14 @@ class Trainer:
     def train_step(self, data):
         """One training step on a batch; ``fit`` calls an override of it for every batch, as Keras does.
 
+        An override receives the batch as the data was given to ``fit``,
+        matched to nothing: ``x`` alone when ``fit`` got no ``y`` (so a model
+        without ``call``, such as a GAN holding two models, trains through
+        it). This default runs the model and ``compute_loss`` under a
+        ``GradientTape`` when ``compute_loss`` is overridden.
+
         Args:
-            data: the batch, ``(x, y)`` or ``(x, y, sample_weight)`` in the
-                structures of the model's inputs and outputs.
+            data: the batch: ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``.
 
         Returns:
             The logs: a dict from metric name to value.
@@ -118,11 +124,130 @@ class Trainer:
             >>> model.compile(optimizer="sgd", loss="mse")
             >>> history = model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=2, verbose=0)
         """
-        x, y, sample_weight = (tuple(data) + (None, None))[:3]
+        x, y, sample_weight = unpack_batch(data, "train_step()")
+        if self._overrides("compute_loss"):
+            return self._traced_train_step(x, y, sample_weight)
         batch = prepare(self, x, y, sample_weight)
+        self._resolve_on_outputs()
         self.compiled_loss.check_targets(batch.y, self)
         self._train_batch(batch, self.trainable_weights)
         return self.get_metrics_result()
+
+    def test_step(self, data):
+        """The loss and metrics of one batch, without training; ``evaluate`` (and
+        validation in ``fit``) calls an override of it for every batch, as Keras does.
+
+        Args:
+            data: the batch: ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``,
+                as the data was given to ``evaluate``.
+
+        Returns:
+            The logs: a dict from metric name to value.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> class Scored(Model):
+            ...     def test_step(self, data):
+            ...         x, y = data
+            ...         return {"max_error": float(np.abs(self(x) - y).max())}
+            >>> x = Input(shape=(2,))
+            >>> model = Scored(x, Dense(1, kernel_initializer="zeros")(x))
+            >>> model.compile(optimizer="sgd", loss="mse")
+            >>> model.evaluate(np.ones((4, 2)), np.full((4, 1), 3.0), verbose=0)
+            3.0
+        """
+        x, y, sample_weight = unpack_batch(data, "test_step()")
+        if self._overrides("compute_loss"):
+            y_pred = self(x, training=False)
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+            self._loss_tracker.update_state(untraced(loss), sample_weight=_batch_size(x))
+            return self.compute_metrics(x, y, y_pred, sample_weight)
+        batch = prepare(self, x, y, sample_weight)
+        self._resolve_on_outputs()
+        self.compiled_loss.check_targets(batch.y, self)
+        self._test_batch(batch)
+        return self.get_metrics_result()
+
+    def predict_step(self, data):
+        """The model's outputs for one batch; ``predict`` calls an override of it for every batch.
+
+        Args:
+            data: the batch's inputs: ``x`` or ``(x,)``, as given to ``predict``.
+
+        Returns:
+            The outputs (arrays, in any structure; ``predict`` joins the batches'
+            along axis 0).
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> class Labels(Model):
+            ...     def predict_step(self, data):
+            ...         return np.argmax(self(data), axis=-1)
+            >>> x = Input(shape=(2,))
+            >>> Labels(x, Dense(3)(x)).predict(np.ones((5, 2)), batch_size=2, verbose=0).shape
+            (5,)
+        """
+        x, _, _ = unpack_batch(data, "predict_step()")
+        return self(x, training=False)
+
+    def _traced_train_step(self, x, y, sample_weight):
+        """Keras' default train_step, for an overridden ``compute_loss``: the loss
+        it returns is differentiated through the tape."""
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+        trainable = self.trainable_variables  # a model built by its first call has weights now
+        grads = tape.gradient(loss, trainable)
+        variables = [v for v, g in zip(trainable, grads) if g is not None]
+        gradients = [self.optimizer.scale_loss(g) for g in grads if g is not None]
+        self._apply_atomically(gradients, variables, trainable)
+        self._loss_tracker.update_state(untraced(loss), sample_weight=_batch_size(x))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Adds a batch to the compiled metrics and returns every metric's result, as Keras' ``compute_metrics``.
+
+        Args:
+            x: the inputs (unused; accepted for Keras' signature).
+            y: the targets, in the structure of the outputs.
+            y_pred: the model's outputs.
+            sample_weight: weights per sample (or per output), or None.
+
+        Returns:
+            A dict from metric name to value (see ``get_metrics_result``).
+
+        Example:
+            >>> import numpy as np
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1)(x))
+            >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+            >>> model.compute_metrics(None, np.ones((2, 1)), np.zeros((2, 1)))
+            {'loss': 0.0, 'mae': 1.0}
+        """
+        self._resolve_on_outputs(y_pred)
+        if self.compiled_metrics is not None:
+            y_pred = tree.map_structure(untraced, y_pred)
+            self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def _resolve_on_outputs(self, y_pred=None):
+        """Resolves the compiled losses and metrics once the outputs are known
+        (a subclassed model learns them from ``y_pred``, its first outputs)."""
+        if self.compiled_loss is not None:
+            return
+        if not self._outputs_known() and y_pred is not None:
+            self._flatten_outputs(tree.map_structure(untraced, y_pred))
+        self._resolve_compiled()
+
+    def _overrides(self, name):
+        """Whether the model's class replaces Trainer's method ``name`` (train_step, compute_loss...)."""
+        return getattr(type(self), name) is not getattr(Trainer, name)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         """The total loss of ``y_pred`` against ``y``: the compiled losses, the losses
@@ -150,6 +275,7 @@ class Trainer:
             >>> float(model.compute_loss(y=np.ones((2, 1)), y_pred=np.zeros((2, 1))))
             1.0
         """
+        self._resolve_on_outputs(y_pred)
         flat_pred = tree.flatten(y_pred)
         targets = [None if t is None else np.asarray(t) for t in tree.flatten(y)]
         weights = ([None] * len(flat_pred) if sample_weight is None
@@ -395,11 +521,12 @@ class Trainer:
         batch_size = None if batch_size is None else check_batch_size(batch_size)
         steps_per_epoch = check_steps(steps_per_epoch, "steps_per_epoch")
         validation_steps = check_steps(validation_steps, "validation_steps")
-        data = self._fit_source("fit()", x, y, sample_weight, class_weight, batch_size, shuffle)
+        custom_step = self._overrides("train_step") or self._overrides("compute_loss")
+        data = self._fit_source("fit()", x, y, sample_weight, class_weight, batch_size, shuffle, raw=custom_step)
         validation = None
         if validation_data is not None:
             validation = self._fit_source("The validation_data of fit()",
-                                          *unpack_batch(validation_data, "validation_data"))
+                                          *unpack_batch(validation_data, "validation_data"), raw=self._custom_test())
         elif validation_split:
             data, validation = data.split(validation_split)
         if batch_size is None:
@@ -418,7 +545,6 @@ class Trainer:
         rng = random_generator()
         logs = {}
         callback_list.on_train_begin({})
-        custom_step = type(self).train_step is not Trainer.train_step
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
@@ -427,7 +553,7 @@ class Trainer:
                 for step, batch in enumerate(data.batches(batch_size, shuffle, rng)):
                     callback_list.on_train_batch_begin(step, {})
                     if custom_step:
-                        step_logs = _float_logs(self.train_step(self._step_data(batch)))
+                        step_logs = _float_logs(self.train_step(batch.data))
                     else:
                         self._train_batch(batch, trainable)
                         step_logs = self.get_metrics_result()
@@ -436,7 +562,9 @@ class Trainer:
                         break
                 logs = dict(step_logs)
                 if validation is not None and not validation.exhausted:
-                    val_logs = self._evaluate_data(validation, batch_size)
+                    callback_list.on_test_begin({})
+                    val_logs = self._evaluate_data(validation, batch_size, callback_list)
+                    callback_list.on_test_end(val_logs)
                     logs.update({f"val_{k}": v for k, v in val_logs.items()})
                 callback_list.on_epoch_end(epoch, logs)
                 if self.stop_training or data.exhausted:
@@ -452,34 +580,51 @@ class Trainer:
         callback_list.on_train_end(logs)
         return history
 
-    def _fit_source(self, what, x, y, sample_weight=None, class_weight=None, batch_size=None, shuffle=False):
+    def _fit_source(self, what, x, y, sample_weight=None, class_weight=None, batch_size=None, shuffle=False,
+                    raw=False):
         """fit's data as a batch source: in-memory arrays checked at once
         (TrainingData), or a source that reads, maps and checks them batch by
-        batch (see engine.data_sources)."""
-        prepare_batch = functools.partial(self._training_data, what, class_weight=class_weight)
+        batch (see engine.data_sources). ``raw`` data, for an overridden step,
+        is only cut into batches (StepData)."""
+        prepare_batch = functools.partial(self._step_data if raw else self._training_data, what,
+                                          class_weight=class_weight)
         source = open_source(x, y, sample_weight, class_weight, batch_size, shuffle, prepare_batch)
         if source is None:
-            return self._training_data(what, x, y, sample_weight, class_weight)
+            return prepare_batch(x, y, sample_weight)
         source.require_samples(self, what)
         return source
 
-    def _step_data(self, batch):
-        """A batch as ``train_step`` receives it: ``(x, y)`` or ``(x, y, sample_weight)``
-        in the structures of the model's inputs and outputs."""
-        data = (self._pack_inputs(batch.x), self._pack_outputs(batch.y))
-        if any(w is not None for w in batch.sample_weights):
-            data += (self._pack_outputs(batch.sample_weights),)
+    def _step_data(self, what, x, y, sample_weight=None, class_weight=None):
+        """The data of an overridden step, as given (``class_weight`` turned into sample weights, as in Keras)."""
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise ValueError(f"{what} of model {self.name!r} received both sample_weight and class_weight; pass "
+                                 "one of them.")
+            if y is None or len(tree.flatten(y)) != 1:
+                raise ValueError("class_weight is only supported for models with a single output; use sample_weight "
+                                 "instead.")
+            sample_weight = _apply_class_weight(self, class_weight, [np.asarray(tree.flatten(y)[0])], [None])[0]
+        data = StepData(x, y, sample_weight)
+        data.require_samples(self, what)
         return data
 
-    def _evaluate_data(self, data, batch_size, callback_list=None):
+    def _custom_test(self):
+        return self._overrides("test_step") or self._overrides("compute_loss")
+
+    def _evaluate_data(self, data, batch_size, callback_list):
+        """Runs the test steps over ``data`` (calling the ``on_test_batch_*`` hooks); returns the last logs."""
         self.reset_metrics()
+        custom = self._custom_test()
+        logs = {}
         for step, batch in enumerate(data.batches(batch_size)):
-            if callback_list:
-                callback_list.on_test_batch_begin(step, {})
-            self._test_batch(batch)
-            if callback_list:
-                callback_list.on_test_batch_end(step, self.get_metrics_result())
-        return self.get_metrics_result()
+            callback_list.on_test_batch_begin(step, {})
+            if custom:
+                logs = _float_logs(self.test_step(batch.data))
+            else:
+                self._test_batch(batch)
+                logs = self.get_metrics_result()
+            callback_list.on_test_batch_end(step, logs)
+        return logs
 
     def evaluate(self, x=None, y=None, batch_size=32, verbose="auto", sample_weight=None,
                  callbacks=None, return_dict=False):
@@ -517,9 +662,10 @@ class Trainer:
         """
         if dask_arrays.holds_dask_array(x, y, sample_weight):
             return dask_arrays.evaluate(self, x, y, batch_size, verbose, sample_weight, callbacks, return_dict)
-        self._require_compiled("evaluate", x)
+        custom = self._custom_test()
+        self._require_compiled("evaluate", None if custom else x)
         batch_size = check_batch_size(batch_size)
-        data = self._training_data("evaluate()", x, y, sample_weight)
+        data = (self._step_data if custom else self._training_data)("evaluate()", x, y, sample_weight)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_test_begin({})
         logs = self._evaluate_data(data, batch_size, callback_list)
@@ -569,8 +715,15 @@ class Trainer:
                 )
             return dask_arrays.predict(self, x, batch_size, callbacks)
         batch_size = check_batch_size(batch_size)
-        data = prepare(self, x)
-        run, pack = self._run_flat, self._pack_outputs
+        if self._overrides("predict_step"):
+            if outputs is not None:
+                raise ValueError(f"predict(outputs=...) of model {self.name!r} runs the model's own graph, but the "
+                                 "model overrides predict_step: call predict_step yourself, or predict without it.")
+            data = StepData(x)
+            run, pack = self._predict_steps, self._pack_predictions
+        else:
+            data = prepare(self, x)
+            run, pack = self._run_flat, self._pack_outputs
         if outputs is not None:
             from engine.requested_outputs import requested_plan  # imports Functional, which imports this module
 
@@ -580,11 +733,20 @@ class Trainer:
         chunks = []
         for step, batch in enumerate(data.batches(batch_size)):
             callback_list.on_predict_batch_begin(step, {})
-            chunks.append(run(batch.x, training=False))
+            chunks.append(run(batch.data if isinstance(batch, StepData) else batch.x, training=False))
             callback_list.on_predict_batch_end(step, {"outputs": chunks[-1]})
         callback_list.on_predict_end({})
         flat = [np.concatenate(parts) for parts in zip(*chunks)]
         return pack(flat)
+
+    def _predict_steps(self, data, training=False):
+        """The flat outputs of an overridden ``predict_step`` on one batch (their structure kept for ``predict``)."""
+        outputs = tree.map_structure(lambda a: np.asarray(untraced(a)), self.predict_step(data))
+        self._predict_structure = tree.map_structure(lambda _: ..., outputs)
+        return tree.flatten(outputs)
+
+    def _pack_predictions(self, flat):
+        return tree.pack_as(self._predict_structure, flat)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One optimizer step on one batch (the metrics are reset first).
@@ -674,6 +836,10 @@ def _float_logs(logs):
         else:
             floats[name] = float(np.asarray(untraced(value)))
     return floats
+
+
+def _batch_size(x):
+    return len(tree.flatten(x)[0])
 
 
 def _verbosity(verbose):

@@ -93,3 +93,110 @@ def test_a_functional_subclass_saves_loads_pickles_and_copies_as_its_class(tmp_p
     for twin in copies:
         assert isinstance(twin, StepModel) and twin.name == "stepper" and twin.steps_run == 0
         np.testing.assert_allclose(twin(data), model(data), rtol=1e-6)
+
+
+# ------------------------------------------------------- 2. fit(x) without y; models trained only by train_step
+class AutoEncoder(Model):
+    """Trained on x alone: its train_step receives the batch as fit got it, an array."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.decoder = Dense(2), Dense(4)
+        self.received = []
+
+    def call(self, x):
+        return self.decoder(self.encoder(x))
+
+    def train_step(self, data):
+        self.received.append(type(data))
+        with GradientTape() as tape:
+            loss = ((self(data, training=True) - data) ** 2).mean()
+        self.optimizer.apply(tape.gradient(loss, self.trainable_variables), self.trainable_variables)
+        self._loss_tracker.update_state(loss)
+        return {"loss": self._loss_tracker.result()}
+
+
+def test_fit_without_targets_hands_train_step_the_inputs_alone():
+    data = np.random.default_rng(1).normal(size=(64, 4)).astype("float32")
+    model = AutoEncoder()
+    model.compile(optimizer="adam")
+    history = model.fit(data, batch_size=16, epochs=4, verbose=0)
+    assert model.received == [np.ndarray] * 16
+    assert history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_train_step_receives_a_list_of_inputs_as_a_one_tuple_and_sample_weights_third():
+    seen = []
+
+    class Recorder(Model):
+        def call(self, x):
+            return x
+
+        def train_step(self, data):
+            seen.append(data)
+            return {}
+
+    model = Recorder()
+    model.compile()
+    model.fit([np.ones((4, 2)), np.zeros((4, 3))], batch_size=4, verbose=0)
+    model.fit({"a": np.ones((4, 2))}, np.zeros(4), sample_weight=np.arange(4.0), batch_size=4, shuffle=False,
+              verbose=0)
+    first, (x, y, weights) = seen
+    assert isinstance(first, tuple) and len(first) == 1 and [a.shape for a in first[0]] == [(4, 2), (4, 3)]
+    assert set(x) == {"a"} and y.shape == (4,) and weights.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+class GAN(Model):
+    """keras-io's GAN: two models as attributes, no call, compile overridden."""
+
+    def __init__(self, discriminator, generator, latent_dim):
+        super().__init__()
+        self.discriminator, self.generator, self.latent_dim = discriminator, generator, latent_dim
+        from engine.metrics import Mean
+
+        self.d_loss_tracker, self.g_loss_tracker = Mean(name="d_loss"), Mean(name="g_loss")
+
+    @property
+    def metrics(self):
+        return [self.d_loss_tracker, self.g_loss_tracker]
+
+    def compile(self, d_optimizer, g_optimizer, loss_fn):
+        super().compile()
+        self.d_optimizer, self.g_optimizer, self.loss_fn = d_optimizer, g_optimizer, loss_fn
+
+    def train_step(self, real):
+        rng = np.random.default_rng(len(self.d_loss_tracker.__dict__))
+        size = len(real)
+        fake = self.generator(rng.normal(size=(size, self.latent_dim)).astype("float32"))
+        images = np.concatenate([fake, real])
+        labels = np.concatenate([np.ones((size, 1)), np.zeros((size, 1))]).astype("float32")
+        with GradientTape() as tape:
+            d_loss = self.loss_fn(labels, self.discriminator(images))
+        weights = self.discriminator.trainable_weights
+        self.d_optimizer.apply(tape.gradient(d_loss, weights), weights)
+        with GradientTape() as tape:
+            noise = rng.normal(size=(size, self.latent_dim)).astype("float32")
+            g_loss = self.loss_fn(np.zeros((size, 1), "float32"), self.discriminator(self.generator(noise)))
+        weights = self.generator.trainable_weights
+        self.g_optimizer.apply(tape.gradient(g_loss, weights), weights)
+        self.d_loss_tracker.update_state(d_loss)
+        self.g_loss_tracker.update_state(g_loss)
+        return {"d_loss": self.d_loss_tracker.result(), "g_loss": self.g_loss_tracker.result()}
+
+
+def test_a_model_without_call_trains_through_its_train_step_with_its_own_compile():
+    from engine import Sequential, losses, optimizers
+
+    discriminator = Sequential([Input(shape=(4,)), Dense(8, activation="relu"), Dense(1, activation="sigmoid")])
+    generator = Sequential([Input(shape=(3,)), Dense(8, activation="relu"), Dense(4)])
+    before = [w.numpy().copy() for w in discriminator.weights + generator.weights]
+    gan = GAN(discriminator, generator, latent_dim=3)
+    gan.compile(d_optimizer=optimizers.Adam(1e-3), g_optimizer=optimizers.Adam(1e-3),
+                loss_fn=losses.BinaryCrossentropy())
+    history = gan.fit(np.random.default_rng(2).normal(size=(64, 4)).astype("float32"), batch_size=16, epochs=2,
+                      verbose=0)
+    assert sorted(history.history) == ["d_loss", "g_loss"] and len(history.history["d_loss"]) == 2
+    after = [w.numpy() for w in discriminator.weights + generator.weights]
+    assert all(not np.array_equal(a, b) for a, b in zip(before, after))
+    with pytest.raises(NotImplementedError):
+        gan(np.ones((1, 4)))  # it still has no call of its own

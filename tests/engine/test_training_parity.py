@@ -200,3 +200,109 @@ def test_a_model_without_call_trains_through_its_train_step_with_its_own_compile
     assert all(not np.array_equal(a, b) for a, b in zip(before, after))
     with pytest.raises(NotImplementedError):
         gan(np.ones((1, 4)))  # it still has no call of its own
+
+
+# ------------------------------------------------------- 3. overridden compute_loss, test_step, predict_step
+def _softmax(z):
+    z = z - z.max(axis=1, keepdims=True)
+    return np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+
+
+class Distiller(Model):
+    """Keras 3's knowledge distillation example: the default train_step and test_step use its compute_loss."""
+
+    def __init__(self, student, teacher):
+        super().__init__()
+        self.student, self.teacher = student, teacher
+
+    def compile(self, optimizer, metrics, student_loss_fn, distillation_loss_fn, alpha=0.1, temperature=3):
+        super().compile(optimizer=optimizer, metrics=metrics)
+        self.student_loss_fn, self.distillation_loss_fn = student_loss_fn, distillation_loss_fn
+        self.alpha, self.temperature = alpha, temperature
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, allow_empty=False):
+        teacher_pred = self.teacher(x, training=False)
+        student_loss = self.student_loss_fn(y, y_pred)
+        distillation_loss = self.distillation_loss_fn(
+            _softmax(teacher_pred / self.temperature), _softmax(y_pred / self.temperature)) * self.temperature ** 2
+        return self.alpha * student_loss + (1 - self.alpha) * distillation_loss
+
+    def call(self, x):
+        return self.student(x)
+
+
+def _classes(samples=96):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(samples, 6)).astype("float32")
+    return x, (x[:, :3].argmax(axis=1)).astype("int64")
+
+
+def test_the_default_train_and_test_steps_use_an_overridden_compute_loss():
+    from engine import Sequential, losses
+    from engine.metrics import SparseCategoricalAccuracy
+
+    x, y = _classes()
+    teacher = Sequential([Input(shape=(6,)), Dense(3)])
+    teacher.compile(optimizer="adam", loss=losses.SparseCategoricalCrossentropy(from_logits=True))
+    teacher.fit(x, y, epochs=20, batch_size=16, verbose=0)
+    student = Sequential([Input(shape=(6,)), Dense(3)])
+    distiller = Distiller(student=student, teacher=teacher)
+    distiller.compile(optimizer="adam", metrics=[SparseCategoricalAccuracy()],
+                      student_loss_fn=losses.SparseCategoricalCrossentropy(from_logits=True),
+                      distillation_loss_fn=losses.KLDivergence(), alpha=0.1, temperature=3)
+    calls = []
+    distiller.compute_loss = _counting(distiller.compute_loss, calls)
+    history = distiller.fit(x, y, epochs=5, batch_size=16, verbose=0)
+    assert len(calls) == 30 and history.history["loss"][-1] < history.history["loss"][0]
+    assert sorted(history.history) == ["loss", "sparse_categorical_accuracy"]
+    loss, accuracy = distiller.evaluate(x, y, verbose=0)
+    assert len(calls) == 30 + 3  # evaluate's default test_step called it too, once per batch of 32
+    expected = distiller.compute_loss(x=x, y=y, y_pred=distiller(x))
+    np.testing.assert_allclose(loss, float(expected), rtol=1e-4)
+    assert accuracy == pytest.approx(np.mean(distiller.predict(x, verbose=0).argmax(axis=1) == y))
+
+
+def _counting(method, calls):
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return method(*args, **kwargs)
+
+    return counted
+
+
+def test_an_overridden_compute_loss_on_a_functional_subclass_trains_its_weights():
+    class Weighted(Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+            return 10.0 * ((y_pred - y) ** 2).mean()
+
+    inputs = Input(shape=(4,))
+    model = Weighted(inputs, Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mae")  # the override decides the loss, not the compiled one
+    x, y = _regression()
+    before = model.evaluate(x, y, verbose=0)
+    np.testing.assert_allclose(before, 10.0 * np.mean((model.predict(x, verbose=0) - y) ** 2), rtol=1e-5)
+    model.fit(x, y, epochs=3, batch_size=16, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < before
+
+
+def test_evaluate_and_validation_use_an_overridden_test_step_and_predict_a_predict_step():
+    class Custom(StepModel):
+        def test_step(self, data):
+            x, y = data
+            return {"max_error": float(np.abs(self(x) - y).max())}
+
+        def predict_step(self, data):
+            return {"doubled": 2 * self(data), "sign": np.sign(self(data))}
+
+    inputs = Input(shape=(4,))
+    model = Custom(inputs, Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = _regression()
+    error = float(np.abs(model(x) - y).max())
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(error)
+    assert model.evaluate(x, y, verbose=0, return_dict=True) == {"max_error": pytest.approx(error)}
+    history = model.fit(x, y, validation_data=(x, y), epochs=2, batch_size=16, verbose=0)
+    assert sorted(history.history) == ["loss", "val_max_error"]
+    predicted = model.predict(x, batch_size=10, verbose=0)
+    assert sorted(predicted) == ["doubled", "sign"] and predicted["doubled"].shape == (64, 1)
+    np.testing.assert_allclose(predicted["doubled"], 2 * model(x), rtol=1e-6)

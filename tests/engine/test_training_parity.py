@@ -306,3 +306,41 @@ def test_evaluate_and_validation_use_an_overridden_test_step_and_predict_a_predi
     predicted = model.predict(x, batch_size=10, verbose=0)
     assert sorted(predicted) == ["doubled", "sign"] and predicted["doubled"].shape == (64, 1)
     np.testing.assert_allclose(predicted["doubled"], 2 * model(x), rtol=1e-6)
+
+
+# ------------------------------------------------------- 4. validation in fit calls the on_test_* hooks
+def test_validation_in_fit_calls_the_test_hooks_between_the_last_batch_and_the_epoch_end():
+    from engine.callbacks import Callback
+
+    events = []
+
+    class Recorder(Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            events.append(("train_batch", batch))
+
+        def on_test_begin(self, logs=None):
+            events.append(("test_begin",))
+
+        def on_test_batch_begin(self, batch, logs=None):
+            events.append(("test_batch_begin", batch))
+
+        def on_test_batch_end(self, batch, logs=None):
+            events.append(("test_batch_end", batch, sorted(logs)))
+
+        def on_test_end(self, logs=None):
+            events.append(("test_end", sorted(logs)))
+
+        def on_epoch_end(self, epoch, logs=None):
+            events.append(("epoch_end", sorted(logs)))
+
+    inputs = Input(shape=(4,))
+    model = Model(inputs, Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    x, y = _regression(40)
+    model.fit(x, y, validation_split=0.5, batch_size=10, epochs=1, callbacks=[Recorder()], verbose=0)
+    assert events == [
+        ("train_batch", 0), ("train_batch", 1), ("test_begin",),
+        ("test_batch_begin", 0), ("test_batch_end", 0, ["loss", "mae"]),
+        ("test_batch_begin", 1), ("test_batch_end", 1, ["loss", "mae"]),
+        ("test_end", ["loss", "mae"]), ("epoch_end", ["loss", "mae", "val_loss", "val_mae"]),
+    ]

@@ -21,7 +21,7 @@ from engine.utils import image as image_utils
 keras = pytest.importorskip("keras")
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SUBMODULES = ["activations", "backend", "callbacks", "constraints", "initializers", "layers", "losses", "metrics",
+SUBMODULES = ["activations", "applications", "backend", "callbacks", "constraints", "initializers", "layers", "losses", "metrics",
               "models", "optimizers", "optimizers.schedules", "preprocessing.image", "preprocessing.sequence",
               "regularizers", "saving", "utils"]
 

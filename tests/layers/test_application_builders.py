@@ -1,0 +1,138 @@
+"""The architecture builders of layers/applications/ against keras.applications: for
+the same arguments, the same layers (class, name, output shape, parameters, inputs), the
+same parameter count, and Keras' weights files load into them with Keras' outputs; and
+the builders' own arguments."""
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from layers import applications as ours
+
+keras = pytest.importorskip("keras")
+
+_KERAS_MODELS = {}
+
+
+def _snake(class_name):
+    return re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", class_name).lower()
+
+
+def _is_automatic(layer_name, class_name):
+    """Whether Keras named the layer (``max_pooling2d_3``, counted across the session), not the builder."""
+    base = re.sub(r"_\d+$", "", layer_name)
+    return base in (_snake(class_name), "input_layer")
+
+
+def _layers(model, inbound_nodes):
+    """{key: (class, output shape, parameters, input keys)}: a layer's key is its name, or for an
+    automatically named one, its class and the keys of its inputs (the orders of model.layers differ:
+    Keras sorts by depth, nodeweave by a depth-first walk)."""
+    keys, rows = {}, {}
+    for layer in model.layers:  # inputs before the layers that read them, in both
+        class_name = type(layer).__name__
+        nodes = getattr(layer, inbound_nodes)
+        inputs = tuple(keys[id(tensor._keras_history[0])] for tensor in nodes[0].input_tensors) if nodes else ()
+        key = f"{class_name}<-{inputs}" if _is_automatic(layer.name, class_name) else layer.name
+        keys[id(layer)] = key
+        assert key not in rows, f"two layers of key {key}"
+        rows[key] = (class_name, tuple(layer.output.shape), layer.count_params(), inputs)
+    return rows
+
+
+def _keras_model(builder, kwargs):
+    key = (builder, tuple(sorted(kwargs.items())))
+    if key not in _KERAS_MODELS:
+        _KERAS_MODELS[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
+    return _KERAS_MODELS[key]
+
+
+def assert_same_architecture(builder, **kwargs):
+    model = getattr(ours, builder)(weights=None, **kwargs)
+    reference = _keras_model(builder, kwargs)
+    ours_rows, keras_rows = _layers(model, "inbound_nodes"), _layers(reference, "_inbound_nodes")
+    assert sorted(ours_rows) == sorted(keras_rows)
+    for key, row in ours_rows.items():
+        assert row == keras_rows[key], key
+    assert Counter(layer["class_name"] for layer in model.get_config()["layers"]) == Counter(
+        layer["class_name"] for layer in reference.get_config()["layers"])
+    assert model.name == reference.name and model.count_params() == reference.count_params()
+    return model
+
+
+CASES = [
+    ("ResNet50", {"input_shape": (32, 32, 3), "classes": 10}),
+    ("ResNet50", {"include_top": False, "pooling": "max"}),
+    ("ResNet50V2", {"input_shape": (64, 48, 3), "classes": 7, "classifier_activation": None}),
+    ("ResNet50V2", {"include_top": False, "pooling": "avg", "input_shape": (40, 40, 1)}),
+    ("VGG16", {"input_shape": (32, 32, 3), "classes": 10}),
+    ("VGG19", {"include_top": False, "pooling": "avg"}),
+    ("VGG19", {"include_top": False, "pooling": "max", "input_shape": (48, 40, 3)}),
+    ("MobileNetV2", {"input_shape": (96, 96, 3), "alpha": 0.35, "classes": 10}),
+    ("MobileNetV2", {"input_shape": (33, 47, 3), "alpha": 1.3, "include_top": False, "pooling": "max"}),
+    ("MobileNetV2", {"include_top": False, "pooling": "avg", "alpha": 0.5}),
+]
+SLOW_CASES = [
+    ("ResNet50", {}),
+    ("ResNet101", {"include_top": False}),
+    ("ResNet152V2", {"include_top": False, "pooling": "avg"}),
+    ("VGG16", {}),
+    ("MobileNetV2", {}),
+]
+
+
+@pytest.mark.parametrize("builder, kwargs", CASES, ids=[f"{b}-{i}" for i, (b, _) in enumerate(CASES)])
+def test_builder_makes_kerass_architecture(builder, kwargs):
+    assert_same_architecture(builder, **kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("builder, kwargs", SLOW_CASES, ids=[f"{b}-{i}" for i, (b, _) in enumerate(SLOW_CASES)])
+def test_builder_makes_kerass_architecture_at_full_size(builder, kwargs):
+    assert_same_architecture(builder, **kwargs)
+
+
+@pytest.mark.parametrize("builder, kwargs", CASES[:1] + CASES[2:3], ids=["ResNet50", "ResNet50V2"])
+def test_kerass_weights_file_loads_with_kerass_outputs(builder, kwargs, tmp_path):
+    reference = _keras_model(builder, kwargs)
+    reference.save_weights(tmp_path / "k.weights.h5")
+    model = getattr(ours, builder)(weights=str(tmp_path / "k.weights.h5"), **kwargs)
+    x = np.random.default_rng(0).uniform(0, 1, size=(2, *reference.input.shape[1:])).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), reference.predict(x, verbose=0), atol=2e-5)
+
+
+def test_a_built_architecture_runs_and_trains():
+    model = ours.ResNet50(weights=None, input_shape=(32, 32, 3), classes=3)
+    x = np.random.default_rng(0).normal(size=(2, 32, 32, 3)).astype("float32")
+    assert model.predict(x, verbose=0).shape == (2, 3)
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    assert np.isfinite(model.train_on_batch(x, np.array([0, 2])))
+
+
+def test_weights_load_from_a_file_and_imagenet_is_refused_with_what_to_do(tmp_path):
+    source = ours.ResNet50(weights=None, include_top=False, input_shape=(32, 32, 3))
+    source.save_weights(tmp_path / "r.weights.h5")
+    loaded = ours.ResNet50(weights=str(tmp_path / "r.weights.h5"), include_top=False, input_shape=(32, 32, 3))
+    for a, b in zip(source.get_weights(), loaded.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=r"ResNet50\(weights='imagenet'\): nodeweave does not download .*"
+                                         r"keras.applications.ResNet50\(weights='imagenet'\).save\('resnet50.keras'\)"):
+        ours.ResNet50()
+    with pytest.raises(ValueError, match=r"weights=.*missing.h5', which is no file"):
+        ours.ResNet50(weights=str(tmp_path / "missing.h5"))
+
+
+def test_input_shape_and_input_tensor():
+    with pytest.raises(ValueError, match=r"at least 32x32; Received: input_shape=\(16, 64, 3\)"):
+        ours.ResNet50(weights=None, input_shape=(16, 64, 3))
+    with pytest.raises(ValueError, match=r"three integers .* Received: input_shape=\(32, 32\)"):
+        ours.ResNet50(weights=None, input_shape=(32, 32))
+    images = ours.ResNet50(weights=None, include_top=False).input
+    assert images.shape == (None, None, None, 3)
+    from engine import Input
+    from layers import Rescaling
+    inputs = Input(shape=(32, 32, 3))
+    model = ours.ResNet50V2(weights=None, input_tensor=Rescaling(1 / 255)(inputs), classes=4)
+    assert model.inputs == [inputs] and model.layers[1].name.startswith("rescaling")

@@ -78,6 +78,8 @@ class Functional(Model):
     def layers(self):
         return list(self.plan.layers)
 
+    layers = layers.setter(Model.layers.fset)  # reserved, as on every model
+
     @property
     def inputs(self):
         """The model's input KerasTensors, flat, in order."""

@@ -803,15 +803,18 @@ class Layer(Module):
 
     def _check_inputs(self, flat_inputs):
         count = len(flat_inputs)
+        # Keras' phrase for a layer of fixed arity (its tests match it), then ours.
+        exact = (f"A `{type(self).__name__}` layer should be called on exactly {self.min_inputs} inputs. "
+                 if self.min_inputs is not None and self.min_inputs == self.max_inputs else "")
         if self.min_inputs is not None and count < self.min_inputs:
             raise ValueError(
-                f'Layer "{self.name}" ({type(self).__name__}) expects at least {self.min_inputs} '
+                f'{exact}Layer "{self.name}" ({type(self).__name__}) expects at least {self.min_inputs} '
                 f"inputs, but it received {count} input{'s' if count != 1 else ''}. "
                 "Pass the inputs as a list: layer([x1, x2])."
             )
         if self.max_inputs is not None and count > self.max_inputs:
             raise ValueError(
-                f'Layer "{self.name}" ({type(self).__name__}) expects at most {self.max_inputs} '
+                f'{exact}Layer "{self.name}" ({type(self).__name__}) expects at most {self.max_inputs} '
                 f"input{'s' if self.max_inputs != 1 else ''}, but it received {count} inputs."
             )
         assert_input_compatibility(self.input_spec, flat_inputs, self.name)

@@ -385,7 +385,7 @@ class Model(Trainer, Layer):
     @layers.setter
     def layers(self, _):
         raise AttributeError(
-            f"Model.layers (of model {self.name!r}) is reserved and should not be set: it lists the layers the "
+            f"`Model.layers` attribute is reserved and should not be set (model {self.name!r}): it lists the layers the "
             "model finds in its attributes. Please use another name, such as self.blocks = [...]."
         )
 

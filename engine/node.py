@@ -76,7 +76,7 @@ class Node:
         for output in self.output_tensors:
             if not isinstance(output, KerasTensor):
                 raise ValueError(
-                    f"All layer outputs must be tensors: a Node of layer {outbound_layer.name!r} "
+                    f"All operation outputs must be tensors: a Node of layer {outbound_layer.name!r} "
                     f"({type(outbound_layer).__name__}) was given a non-tensor output, {type(output).__name__}: "
                     f"{output!r}. A Node records a call on symbolic tensors; its outputs are KerasTensors "
                     "(from compute_output_spec), not values."

@@ -205,7 +205,7 @@ class Sequential(Functional):
     @layers.setter
     def layers(self, _):
         raise AttributeError(
-            f"Sequential.layers (of model {self.name!r}) is reserved and should not be set. "
+            f"`Model.layers` attribute is reserved and should not be set (Sequential model {self.name!r}). "
             "Use add() and pop() to change the layers in this model."
         )
 

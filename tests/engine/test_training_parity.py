@@ -344,3 +344,20 @@ def test_validation_in_fit_calls_the_test_hooks_between_the_last_batch_and_the_e
         ("test_batch_begin", 1), ("test_batch_end", 1, ["loss", "mae"]),
         ("test_end", ["loss", "mae"]), ("epoch_end", ["loss", "mae", "val_loss", "val_mae"]),
     ]
+
+
+# ------------------------------------------------------- 9. Keras' key phrases in our messages
+def test_errors_carry_the_phrases_keras_tests_match_with_keras_exception_types():
+    from engine import Node, Sequential
+    from layers import Dot, Subtract
+
+    a, b, c = (Input(shape=(4,)) for _ in range(3))
+    for layer, inputs in ((Subtract(), [a, b, c]), (Subtract(), [a]), (Dot(axes=1), [a, b, c])):
+        with pytest.raises(ValueError, match=rf"A `{type(layer).__name__}` layer should be called on exactly 2 "
+                                             r"inputs\. Layer .* expects at (most|least) 2 inputs"):
+            layer(inputs)
+    for model in (Model(), Model(a, Dense(2)(a)), Sequential([Dense(2)])):
+        with pytest.raises(AttributeError, match="`Model.layers` attribute is reserved"):
+            model.layers = [Dense(4)]
+    with pytest.raises(ValueError, match="operation outputs must be tensors"):
+        Node(Dense(2), call_args=(a,), call_kwargs={}, outputs=np.ones((2, 3)))

@@ -1,8 +1,8 @@
 """``keras.applications``: the architectures' builders, from nodeweave's own code, without downloaded
 weights (``weights=None``, or a weights file; ``"imagenet"`` says how to bring Keras' weights)."""
 
-from layers.applications import (VGG16, VGG19, MobileNetV2, ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152,
+from layers.applications import (VGG16, VGG19, MobileNet, MobileNetV2, ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152,
                                  ResNet152V2)
 
-__all__ = ["MobileNetV2", "ResNet101", "ResNet101V2", "ResNet152", "ResNet152V2", "ResNet50", "ResNet50V2", "VGG16",
+__all__ = ["MobileNet", "MobileNetV2", "ResNet101", "ResNet101V2", "ResNet152", "ResNet152V2", "ResNet50", "ResNet50V2", "VGG16",
            "VGG19"]

@@ -24,15 +24,17 @@ def check_weights(weights, builder: str) -> None:
         )
 
 
-def image_input(input_shape, input_tensor, default_size: int, min_size: int, include_top: bool) -> KerasTensor:
-    """The model's image input: ``input_tensor``, or an ``Input`` of ``input_shape`` (channels last).
-
-    As Keras: without ``input_shape``, ``(default_size, default_size, 3)`` when
-    ``include_top`` (the classifier needs a fixed size), else ``(None, None, 3)``.
-    """
+def default_shape(input_shape, default_size: int, include_top: bool) -> tuple:
+    """``input_shape``, or Keras' default: ``(default_size, default_size, 3)`` when ``include_top``
+    (the classifier needs a fixed size), else ``(None, None, 3)``."""
     if input_shape is None:
-        input_shape = (default_size, default_size, 3) if include_top else (None, None, 3)
-    input_shape = tuple(input_shape)
+        return (default_size, default_size, 3) if include_top else (None, None, 3)
+    return tuple(input_shape)
+
+
+def image_input(input_shape, input_tensor, default_size: int, min_size: int, include_top: bool) -> KerasTensor:
+    """The model's image input: ``input_tensor``, or an ``Input`` of ``default_shape(input_shape, ...)``."""
+    input_shape = default_shape(input_shape, default_size, include_top)
     if len(input_shape) != 3:
         raise ValueError(f"`input_shape` must be a tuple of three integers (height, width, channels). "
                          f"Received: input_shape={input_shape}")

@@ -3,7 +3,8 @@ inverted residual blocks (1x1 expansion, 3x3 depthwise, linear 1x1 projection, a
 where shapes allow) and a 1x1 convolution to 1280 channels, every width scaled by ``alpha``."""
 
 from layers.activation import ReLU
-from layers.applications._common import check_weights, correct_pad, finish, head, image_input, make_divisible
+from layers.applications._common import (check_weights, correct_pad, default_shape, finish, head, image_input,
+                                         make_divisible)
 from layers.convolutional import Conv2D, DepthwiseConv2D
 from layers.merging import Add
 from layers.normalization import BatchNormalization
@@ -75,5 +76,5 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
     x = Conv2D(last_filters, kernel_size=1, use_bias=False, name="Conv_1")(x)
     x = ReLU(6.0, name="out_relu")(_bn("Conv_1_bn")(x))
     x = head(x, include_top, pooling, classes, classifier_activation, avg_name=None, max_name=None)
-    rows = input_shape[0] if input_shape is not None else img_input.shape[1]
+    rows = default_shape(input_shape, 224, include_top)[0]
     return finish(img_input, x, name or f"mobilenetv2_{alpha:0.2f}_{rows}", weights)

@@ -73,6 +73,8 @@ CASES = [
     ("MobileNetV2", {"input_shape": (96, 96, 3), "alpha": 0.35, "classes": 10}),
     ("MobileNetV2", {"input_shape": (33, 47, 3), "alpha": 1.3, "include_top": False, "pooling": "max"}),
     ("MobileNetV2", {"include_top": False, "pooling": "avg", "alpha": 0.5}),
+    ("MobileNet", {"input_shape": (32, 32, 3), "alpha": 0.25, "classes": 10}),
+    ("MobileNet", {"include_top": False, "pooling": "avg", "alpha": 0.5, "depth_multiplier": 2}),
 ]
 SLOW_CASES = [
     ("ResNet50", {}),

@@ -82,7 +82,7 @@ class TracedCall:
 def traced_forward(layer, inputs, extra_args, training, kwargs):
     """``layer.forward`` for a layer without a hand-written backward: returns
     (plain outputs, TracedCall). Floating arrays in every argument are traced."""
-    with GradientTape() as tape:
+    with GradientTape(persistent=True) as tape:  # backward may run twice (several tapes record the call)
         args, kwargs = tree.map_structure(lambda x: _watch(tape, x), ((inputs, *extra_args), kwargs))
         layer._clear_added_losses()
         try:
@@ -135,6 +135,8 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
     # The losses the layers inside added (a functional model's add_loss and activity penalties):
     # one more output of the step, whose gradient backward hands on as the losses' seed.
     has_losses = getattr(cache, "has_losses", False)
+    if hasattr(cache, "reusable"):  # a model's: several tapes, or a persistent one, may run backward again
+        cache.reusable = True
     losses = [np.asarray(cache.activity_loss, "float32")] if has_losses else []
 
     def backward(grad_outputs):

@@ -401,7 +401,7 @@ class ExecutionPlan:
             regularizer = step.layer.activity_regularizer
             if regularizer is not None:
                 for slot in step.out_slots:
-                    value = tape.activity_outputs.pop(slot)
+                    value = tape.activity_outputs[slot] if tape.reusable else tape.activity_outputs.pop(slot)
                     _accumulate(grads, slot, regularizer.activity_gradient(value) * tape.loss_seed)
             cache = tape.caches[index]
             out_grads = [grads[slot] for slot in step.out_slots]
@@ -409,6 +409,8 @@ class ExecutionPlan:
                 continue  # nothing after this step needs its gradient, and it added no loss
             if isinstance(cache, (Tape, TracedCall)):
                 cache.loss_seed = tape.loss_seed  # its added losses count as much as this tape's
+            if isinstance(cache, Tape):
+                cache.reusable = tape.reusable
             for position, slot in enumerate(step.out_slots):
                 if out_grads[position] is None:
                     shape, dtype = tape.specs[slot]
@@ -419,7 +421,8 @@ class ExecutionPlan:
             else:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
             grad_in, grad_w = step.layer.backward(cache, grad_out)
-            tape.caches[index] = None
+            if not tape.reusable:
+                tape.caches[index] = None
             if step.kind == _SINGLE and type(grad_in) is np.ndarray:
                 _accumulate(grads, step.in_slots[0], grad_in)
             else:
@@ -439,9 +442,13 @@ class Tape:
     penalize, and the losses the layers added (activity penalties and
     ``add_loss``, nested models' included): their total, whether there are
     any, and ``loss_seed``, the gradient backward gives that total (1 in
-    ``fit``; under a GradientTape, what the user's target makes it)."""
+    ``fit``; under a GradientTape, what the user's target makes it). A
+    ``reusable`` tape keeps its caches through backward, which can then run
+    again (several GradientTapes, or a persistent one); else each cache is
+    freed as soon as backward has used it."""
 
-    __slots__ = ("caches", "specs", "activity_outputs", "activity_loss", "has_losses", "loss_seed", "inputs")
+    __slots__ = ("caches", "specs", "activity_outputs", "activity_loss", "has_losses", "loss_seed", "inputs",
+                 "reusable")
 
     def __init__(self, num_steps, num_tensors):
         self.caches = [None] * num_steps
@@ -451,6 +458,7 @@ class Tape:
         self.has_losses = False
         self.loss_seed = 1.0
         self.inputs = None
+        self.reusable = False
 
     def record_outputs(self, index, step, values):
         """After step ``index`` ran: the shape and dtype of its outputs, their

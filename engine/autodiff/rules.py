@@ -83,7 +83,7 @@ def _count(x, ans):
 
 def _as_matrices(g, a, b):
     """``g, a, b`` with the 1-D operands of a matmul made matrices, as NumPy does: (k,) @ B is (1, k) @ B."""
-    a, b = np.asarray(a), np.asarray(b)
+    a, b = (x if hasattr(x, "ndim") else np.asarray(x) for x in (a, b))  # a Traced stays traced (second order)
     if b.ndim == 1:
         b, g = b[:, None], g[..., None]
     if a.ndim == 1:

@@ -14,16 +14,25 @@ outputs have higher slots than its inputs, so walking the steps in reverse
 visits each value after everything that read it.
 
 The stack of recording tapes is a ``ContextVar``: each thread, and each asyncio
-task, has its own, and never sees another's operations. Tapes nest; a step is
-recorded on the tape of its traced inputs, and a Variable used while tapes record
-becomes a leaf of the innermost one that watches it (a tape made with
-``watch_accessed_variables=False`` watches only what it was given with ``watch``).
-A tape keeps recording steps on its own values after its ``with`` block, until
-``gradient`` releases a non-persistent tape; a released tape's values are
-constants to every later step.
+task, has its own, and never sees another's operations. A tape keeps recording
+steps on its own values after its ``with`` block, until ``gradient`` releases a
+non-persistent tape; a released tape's values are constants to every later step.
+
+Tapes nest, each at its *level* (the order tapes were entered in): a Variable
+used while several tapes record becomes a leaf of each that watches it (a tape
+made with ``watch_accessed_variables=False`` watches only what it was given with
+``watch``), the inner tape's leaf holding the outer tape's, and a step is
+recorded on every tape its inputs are traced on (``traced.py``), so
+``with GradientTape() as g, GradientTape() as d:`` gives both tapes everything.
+``gradient`` called while outer tapes record runs the derivative rules on the
+outer tapes' values, unpaused, so those tapes record the backward pass and can
+differentiate the gradient again; a step with a hand-written backward (a
+built-in layer) computes on plain arrays, so its gradient there is marked: an
+outer tape asked to differentiate through it raises ``TracingError``.
 """
 
 import contextlib
+import itertools
 from contextvars import ContextVar
 
 import numpy as np
@@ -31,8 +40,10 @@ import numpy as np
 from engine import tree
 from engine import variable as _variable
 from engine.autodiff import traced as _traced
+from engine.autodiff.rules import TracingError
 
 _STACK: ContextVar[tuple] = ContextVar("nodeweave_gradient_tapes", default=())
+_LEVELS = itertools.count()
 
 
 def recording() -> bool:
@@ -52,8 +63,25 @@ def paused():
         _STACK.reset(token)
 
 
-def _innermost():
-    return next((tape for tape in reversed(_STACK.get()) if tape._ops is not None), None)
+@contextlib.contextmanager
+def _only(tapes):
+    """Within it, only ``tapes`` record in this context."""
+    token = _STACK.set(tuple(tapes))
+    try:
+        yield
+    finally:
+        _STACK.reset(token)
+
+
+def _outer_value(variable, level):
+    """``variable`` as the recording tapes outside ``level`` see it: its leaf on the innermost of them that
+    watches it, else its value."""
+    for tape in reversed(_STACK.get()):
+        if tape._level < level:
+            leaf = tape._variable_leaf(variable)
+            if leaf is not None:
+                return leaf
+    return variable.value
 
 
 class GradientTape:
@@ -91,8 +119,11 @@ class GradientTape:
         self._meta = []    # (shape, dtype) of every slot, to shape and cast the gradients
         self._leaves = {}  # Variable -> its Traced leaf on this tape, in first-use order
         self._tokens = []
+        self._level = next(_LEVELS)  # a tape inside another has a higher level: its values hold the outer ones
 
     def __enter__(self):
+        if not self._meta:
+            self._level = next(_LEVELS)
         self._tokens.append(_STACK.set(_STACK.get() + (self,)))
         return self
 
@@ -102,8 +133,10 @@ class GradientTape:
     def watch(self, x):
         """Makes ``x`` (an array or a Variable) a leaf of this tape and returns it.
 
-        A Traced of this tape is returned as it is; one of another tape becomes
-        a new leaf with the same value, detached from the other tape.
+        A Traced of this tape is returned as it is; one of an outer tape that
+        still records becomes a leaf that stays traced on the outer tape (so
+        the outer tape can differentiate this tape's gradients); one of any
+        other tape a leaf with the same value, detached from that tape.
 
         Args:
             x: an array (or anything ``np.asarray`` takes), a Variable or a Traced.
@@ -126,10 +159,14 @@ class GradientTape:
         if isinstance(x, _variable.Variable):
             leaf = self._leaves.get(x)
             if leaf is None:
-                leaf = self._leaves[x] = self._leaf(x.value)
+                leaf = self._leaves[x] = self._leaf(_outer_value(x, self._level))
             return leaf
         if type(x) is _traced.Traced:
-            return x if x._tape is self else self._leaf(x._value)
+            if x._tape is self:
+                return x
+            if x._tape._ops is not None and x._tape._level < self._level:
+                return self._leaf(x)
+            return self.watch(x._value)
         return self._leaf(np.asarray(x))
 
     def watched_variables(self) -> list:
@@ -188,20 +225,25 @@ class GradientTape:
             raise ValueError(f"output_gradients must have the structure of target: got {len(wanted)} gradients "
                              f"for {len(targets)} targets.")
         for t, g in zip(targets, wanted):
-            if type(t) is _traced.Traced and t._tape is self:
-                shape, dtype = self._meta[t._slot]
-                g = np.ones(shape, dtype) if g is None else np.broadcast_to(np.asarray(g, dtype), shape)
-                seeds[t._slot] = g if t._slot not in seeds else seeds[t._slot] + g
+            slot = _slot_on(t, self)  # a value of an inner tape holds this tape's value of the same step
+            if slot is not None:
+                shape, dtype = self._meta[slot]
+                if g is None:
+                    g = np.ones(shape, dtype)
+                elif type(g) is not _traced.Traced:
+                    g = np.broadcast_to(np.asarray(g, dtype), shape)
+                seeds[slot] = g if slot not in seeds else seeds[slot] + g
         slots = [self._source_slot(s) for s in tree.flatten(sources)]
         keep = {s for s in slots if s is not None}
-        with paused():
-            grads = self._backward(seeds, keep) if seeds and keep else {}
+        outer = [tape for tape in _STACK.get() if tape._ops is not None and tape._level < self._level]
+        with _only(outer) if outer else paused():  # outer tapes record the backward pass: gradients of gradients
+            grads = self._backward(seeds, keep, traced=bool(outer)) if seeds and keep else {}
         if not self._persistent:
             self._ops = self._meta = None
         results, seen = [], set()
         for s in slots:  # each result its own writeable array: rules pass one gradient on to several inputs
             g = None if s is None else grads.get(s)
-            if g is not None and (id(g) in seen or not g.flags.writeable):
+            if type(g) is np.ndarray and (id(g) in seen or not g.flags.writeable):
                 g = np.array(g)
             seen.add(id(g))
             results.append(g)
@@ -212,7 +254,7 @@ class GradientTape:
             leaf = self._leaves.get(source)
             return None if leaf is None else leaf._slot
         if type(source) is _traced.Traced:
-            return source._slot if source._tape is self else None
+            return _slot_on(source, self)
         raise TypeError(f"gradient() sources must be Variables or Traced values; received {type(source).__name__}. "
                         f"Pass the Traced that tape.watch(x) returned rather than the array x itself.")
 
@@ -224,7 +266,7 @@ class GradientTape:
     # ------------------------------------------------------------ recording
 
     def _leaf(self, value):
-        self._meta.append((np.shape(value), value.dtype))
+        self._meta.append((value.shape, value.dtype))
         return _traced.Traced(value, self, len(self._meta) - 1)
 
     def _variable_leaf(self, variable):
@@ -233,7 +275,7 @@ class GradientTape:
             return None
         leaf = self._leaves.get(variable)
         if leaf is None and self._watch_accessed and variable.trainable:
-            leaf = self._leaves[variable] = self._leaf(variable.value)
+            leaf = self._leaves[variable] = self._leaf(_outer_value(variable, self._level))
         return leaf
 
     def _record(self, ans, in_slots, rule, args, name):
@@ -246,14 +288,19 @@ class GradientTape:
     def _record_many(self, results, in_slots, vjp, name):
         """Records one step with several results (a list or tuple); ``vjp`` gets the list of their gradients."""
         first = len(self._meta)
-        self._meta.extend((np.shape(r), np.result_type(r)) for r in results)
+        self._meta.extend((r.shape, r.dtype) if type(r) is _traced.Traced else (np.shape(r), np.result_type(r))
+                          for r in results)
         self._ops.append((in_slots, tuple(range(first, len(self._meta))), vjp, None, name))
         return type(results)(_traced.Traced(r, self, first + i) for i, r in enumerate(results))
 
     # ------------------------------------------------------------ backward
 
-    def _backward(self, seeds, keep):
-        """Walks the steps in reverse from the ``seeds`` ({slot: gradient}); returns {slot: gradient} for ``keep``."""
+    def _backward(self, seeds, keep, traced=False):
+        """Walks the steps in reverse from the ``seeds`` ({slot: gradient}); returns {slot: gradient} for ``keep``.
+
+        ``traced``: outer tapes record, and the rules run on the values as recorded (those of outer tapes
+        traced); else on plain arrays, and every gradient is plain.
+        """
         grads, meta = dict(seeds), self._meta
         top, bottom = max(seeds), min(keep)
         for in_slots, out, rule, args, name in reversed(self._ops):
@@ -277,6 +324,8 @@ class GradientTape:
             if args is None:
                 grads_in = rule(g)
             else:
+                if not traced and type(args[0]) is _traced.Traced:  # a step also recorded on outer tapes
+                    args = [_traced.untraced(a) for a in args]
                 grads_in = [None if slot is None else grad(g, *args) for grad, slot in zip(rule, in_slots)]
             for slot, grad in zip(in_slots, grads_in):
                 if slot is None or grad is None:
@@ -285,7 +334,10 @@ class GradientTape:
                     grad = grad()
                 # summed over the axes the input was broadcast along, in the input's dtype, added up
                 shape, dtype = meta[slot]
-                if type(grad) is not np.ndarray:
+                if type(grad) is _traced.Traced:
+                    if not traced:  # a rule's closure read values of an outer tape
+                        grad = grad.value
+                elif type(grad) is not np.ndarray:
                     grad = np.asarray(grad)
                 if grad.shape != shape:
                     grad = _fit(grad, shape, name)
@@ -306,6 +358,8 @@ def _fit(grad, shape, name):
         grad = grad.sum(summed, keepdims=True) if summed else grad
     if grad.shape == shape:
         return grad
+    if type(grad) is _traced.Traced:
+        return np.broadcast_to(grad, shape)
     full = np.empty(shape, grad.dtype)  # np.broadcast_to is several times slower on small arrays
     try:
         full[...] = grad
@@ -322,16 +376,18 @@ def record_op(backward, inputs, outputs, variables=(), name: str = "op"):
         backward: ``backward(grad_outputs) -> (grad_inputs, {Variable: grad})``;
             ``grad_outputs`` is a list of arrays aligned with ``outputs`` (zeros
             where an output got no gradient), ``grad_inputs`` one entry per
-            input (None allowed). Called once per ``gradient`` call.
+            input (None allowed). Called once per ``gradient`` call, and once
+            per tape when several record the operation.
         inputs: the operation's inputs, Traced or plain arrays (constants).
-        outputs: the arrays the caller already computed.
+        outputs: the arrays the caller already computed (from plain arrays).
         variables: the Variables ``backward`` differentiates; their gradients
             add up on the tape as if they had been used as leaves.
         name: for error messages (the layer's name).
 
     Returns:
-        ``outputs`` as a list, the floating ones traced on the tape of the
-        Traced inputs (else the innermost recording tape); unchanged when
+        ``outputs`` as a list, the floating ones traced on every tape that
+        records the operation: each live tape its inputs are traced on, and
+        each recording tape that watches one of ``variables``; unchanged when
         nothing records.
 
     Example:
@@ -342,27 +398,70 @@ def record_op(backward, inputs, outputs, variables=(), name: str = "op"):
         >>> tape.gradient(y, x)
         array([3., 3.])
     """
-    tape, slots = None, []
+    tapes = {}  # an ordered set
     for x in inputs:
-        _, slot, tape = _traced._resolve(x, tape, name)
-        slots.append(slot)
-    tape = tape or _innermost()
-    if tape is None:
-        return list(outputs)
-    leaves = [(v, leaf) for v in variables if (leaf := tape._variable_leaf(v)) is not None]
-    if all(s is None for s in slots) and not leaves:
-        return list(outputs)
+        while type(x) is _traced.Traced:
+            if x._tape._ops is not None:
+                tapes[x._tape] = None
+            x = x._value
+    for tape in _STACK.get():
+        if tape._ops is not None and tape not in tapes and any(tape._variable_leaf(v) is not None for v in variables):
+            tapes[tape] = None
+    results = list(outputs)
+    for tape in sorted(tapes, key=lambda t: t._level):  # outer tapes first: each level holds the one before
+        slots = [_slot_on(x, tape) for x in inputs]
+        leaves = [(v, leaf) for v in variables if (leaf := tape._variable_leaf(v)) is not None]
+        if all(s is None for s in slots) and not leaves:
+            continue
+        nested = any(type(r) is _traced.Traced for r in results)
+        recorded = tape._record_many(results, slots + [leaf._slot for _, leaf in leaves],
+                                     _step_vjp(backward, len(slots), variables, leaves, nested, name), name)
+        results = [r if np.result_type(o).kind == "f" else o for r, o in zip(recorded, outputs)]
+    return results
 
+
+def _slot_on(x, tape):
+    """The slot of ``x`` on ``tape``, whichever level of ``x`` belongs to it; None if none does."""
+    while type(x) is _traced.Traced:
+        if x._tape is tape:
+            return x._slot
+        x = x._value
+    return None
+
+
+def _step_vjp(backward, num_inputs, variables, leaves, nested, name):
+    """The vjp of a ``record_op`` step on one tape: ``backward`` on plain arrays, its gradients checked and
+    ordered as the step's input slots. While outer tapes record (a gradient of a gradient), a gradient that
+    should depend on their values (the step's inputs were traced on them too, or so are the gradients flowing
+    in) is marked so that differentiating it raises: a hand-written backward runs on plain arrays."""
     def vjp(grad_outputs):
-        grad_inputs, grad_variables = backward(grad_outputs)
-        if len(grad_inputs) != len(slots):
-            raise ValueError(f"The backward of {_traced._function_name(name)} returned {len(grad_inputs)} input gradients for its "
-                             f"{len(slots)} inputs; return one per input, None where an input has none.")
+        traced = any(type(g) is _traced.Traced for g in grad_outputs)
+        grad_inputs, grad_variables = backward([_traced.untraced(g) for g in grad_outputs])
+        if len(grad_inputs) != num_inputs:
+            raise ValueError(f"The backward of {_traced._function_name(name)} returned {len(grad_inputs)} input "
+                             f"gradients for its {num_inputs} inputs; return one per input, None where an input "
+                             f"has none.")
         stray = [v for v in grad_variables if not any(v is w for w in variables)]
         if stray:
-            raise ValueError(f"The backward of {_traced._function_name(name)} returned gradients for Variables it was not recorded with: "
-                             f"{[v.path for v in stray]}; pass them in record_op(..., variables=...).")
-        return [*grad_inputs, *(grad_variables.get(v) for v, _ in leaves)]
+            raise ValueError(f"The backward of {_traced._function_name(name)} returned gradients for Variables it "
+                             f"was not recorded with: {[v.path for v in stray]}; pass them in "
+                             f"record_op(..., variables=...).")
+        grads = [*grad_inputs, *(grad_variables.get(v) for v, _ in leaves)]
+        outer = _STACK.get()
+        if (traced or nested) and any(tape._ops is not None for tape in outer):
+            grads = [None if g is None else _untraceable(np.asarray(g), name) for g in grads]
+        return grads
+    return vjp
 
-    recorded = tape._record_many(list(outputs), slots + [leaf._slot for _, leaf in leaves], vjp, name)
-    return [r if np.result_type(o).kind == "f" else o for r, o in zip(recorded, outputs)]
+
+def _untraceable(grad, name):
+    """``grad`` traced on the innermost recording tape by a step whose own gradient raises ``TracingError``."""
+    def refuse(grad_outputs):
+        raise TracingError(f"the gradient of {_traced._function_name(name)}", hint=(
+            "that gradient was computed by a GradientTape inside this one, through a hand-written backward (a "
+            "built-in layer's or a model's), which runs on plain arrays, so this tape cannot differentiate it "
+            "again (a second derivative). Compute the inner gradient through code the tape traces: a custom "
+            "layer whose call uses NumPy functions on its inputs and Variables (`x @ self.kernel`)"))
+    tape = next(tape for tape in reversed(_STACK.get()) if tape._ops is not None)
+    (traced,) = tape._record_many([grad], [], refuse, name)
+    return traced

@@ -8,9 +8,19 @@ float32 into float64), and record one step on the tape with the function's
 derivative rule from ``rules.py``.
 
 A traced value is immutable: in-place operators return a new ``Traced`` (of the
-left operand's shape and dtype, as NumPy's in-place operators keep them), and
-everything that would turn it back into a plain array or a Python number, and so
-silently lose its gradient, raises ``TracingError`` saying what to write instead.
+left operand's shape and dtype, as NumPy's in-place operators keep them). While
+its tape records (inside the tape's ``with`` block), everything that would turn
+it back into a plain array or a Python number, and so silently lose its
+gradient, raises ``TracingError`` saying what to write instead; once the block
+has ended, ``np.asarray``, ``float`` and ``.numpy()`` give its value.
+
+Values nest, one level per tape: while two tapes record, a value of the inner
+tape holds the outer tape's value of the same step (a ``Traced`` of a
+``Traced``), so each tape differentiates what it watches, and a gradient the
+inner tape computes while the outer one records is itself traced on the outer
+one (second derivatives). A call is recorded on the innermost tape among its
+arguments (the tape entered last); values of outer tapes are constants at that
+level and record themselves on their own tapes as the call runs on them.
 """
 
 import operator
@@ -52,12 +62,28 @@ class Traced:
 
     @property
     def value(self):
-        """The array, as a read-only view; reading it takes no gradient along."""
-        if type(self._value) is not np.ndarray:
-            return self._value
-        view = self._value.view()
+        """The array, as a read-only view; reading it takes no gradient along (on any tape)."""
+        value = self._value
+        while type(value) is Traced:
+            value = value._value
+        if type(value) is not np.ndarray:
+            return value
+        view = value.view()
         view.setflags(write=False)
         return view
+
+    def numpy(self):
+        """The value as a NumPy array (a NumPy scalar for a 0-d value), without its gradient, as ``tf.Tensor.numpy``.
+
+        Example:
+            >>> from engine.autodiff import GradientTape
+            >>> with GradientTape() as tape:
+            ...     x = tape.watch(np.array([1.0, 2.0], "float32"))
+            ...     loss = np.sum(x * x)
+            >>> loss.numpy()
+            np.float32(5.0)
+        """
+        return np.array(self.value)[()]
 
     shape = property(lambda self: np.shape(self._value))
     dtype = property(lambda self: self._value.dtype)
@@ -93,15 +119,15 @@ class Traced:
             "entries, or np.concatenate / np.stack of the pieces"))
 
     def __array__(self, dtype=None, copy=None):
-        if self._tape._ops is None:  # its tape was released by gradient(): a plain value now (metrics, logs)
-            return self._value if dtype is None else self._value.astype(dtype)
+        if not _recorded(self):  # its tape's block has ended: a plain value now (metrics, logs)
+            return np.asarray(self._value, dtype)
         raise TracingError("numpy.asarray", hint=(
             "converting a traced array to a plain ndarray (np.asarray, np.array, or a function NumPy cannot dispatch) "
             "would silently drop its gradient. Keep using NumPy functions on it, build arrays from traced pieces with "
             "np.stack or np.concatenate, or read `x.value` for the numbers without a gradient"))
 
     def _to_number(self, convert):
-        if self._tape._ops is None:  # released: a plain value now
+        if not _recorded(self):  # its tape's block has ended: a plain value now
             return convert(self._value)
         raise TracingError("converting a traced array to a Python number (float(), int(), bool(), `if x:`)", hint=(
             "the number would carry no gradient, and a branch on it would not be differentiable. Write "
@@ -124,10 +150,19 @@ class Traced:
         return self._to_number(complex)
 
     def __repr__(self) -> str:
-        return f"Traced({self._value!r})"
+        return f"Traced({self.value!r})"
+
+    def __str__(self) -> str:
+        return str(self.value)
 
     def __format__(self, spec: str) -> str:
-        return format(self._value, spec)
+        return format(self.value, spec)
+
+
+def _recorded(x) -> bool:
+    """Whether ``x``'s tape records in this context: it is live and inside its ``with`` block."""
+    tape = x._tape
+    return tape._ops is not None and any(t is tape for t in _tape._STACK.get())
 
 
 def _ufunc_operator(ufunc, reflected=False):
@@ -192,19 +227,28 @@ Traced.reshape, Traced.transpose, Traced.clip = _reshape, _transpose, _clip
 # ---------------------------------------------------------------- dispatch
 
 
+class _Deeper(Exception):
+    """An argument is traced on a tape inside the call's tape: the call is resolved again on that tape."""
+
+    def __init__(self, tape):
+        super().__init__()
+        self.tape = tape
+
+
 def _resolve(x, tape, name):
-    """``(raw value, slot on the tape or None, the call's tape)`` of one argument of a call on ``tape``."""
+    """``(value, slot on the tape or None, the call's tape)`` of one argument of a call on ``tape``.
+
+    Raises ``_Deeper`` when ``x`` belongs to a tape inside ``tape``.
+    """
     kind = type(x)
     if kind is Traced:
         if x._tape._ops is None:  # its tape was released by gradient(): a constant now
             return x._value, None, tape
         if tape is None or x._tape is tape:
             return x._value, x._slot, x._tape
-        raise ValueError(
-            f"{_function_name(name)} mixes traced values of two different GradientTapes. Each value belongs to the "
-            f"tape that recorded it, and Variables become leaves of the innermost active tape; compute the value on "
-            f"one tape (inner_tape.watch(x) makes an outer value a leaf of the inner tape), or pass `x.value` to use "
-            f"it as a constant.")
+        if x._tape._level < tape._level:  # a value of an outer tape: a constant here, recorded on its own tape
+            return x, None, tape
+        raise _Deeper(x._tape)
     if kind is np.ndarray or kind is int or kind is float or not isinstance(x, _variable.Variable):
         return x, None, tape
     leaf = _variable_leaf(x)
@@ -270,9 +314,19 @@ def _refuse_options(func, kwargs, allowed=None):
                                                           f"traced arrays")
 
 
-def _trace_ufunc(ufunc, method, inputs, kwargs):
-    """Runs ``ufunc`` on the raw values of ``inputs`` and records it when any of them is traced."""
-    tape, values, slots = None, [], []
+def _innermost(resolve, args, func):
+    """``resolve(args, tape, func)`` on the innermost tape among the arguments: tried with the first tape met,
+    again on a tape inside it when an argument belongs to one."""
+    tape = None
+    while True:
+        try:
+            return resolve(args, tape, func)
+        except _Deeper as deeper:
+            tape = deeper.tape
+
+
+def _ufunc_arguments(inputs, tape, ufunc):
+    values, slots = [], []
     for x in inputs:
         if type(x) is Traced and (x._tape is tape or tape is None and x._tape._ops is not None):
             tape = x._tape
@@ -282,6 +336,12 @@ def _trace_ufunc(ufunc, method, inputs, kwargs):
         value, slot, tape = _resolve(x, tape, ufunc)
         values.append(value)
         slots.append(slot)
+    return tape, values, slots
+
+
+def _trace_ufunc(ufunc, method, inputs, kwargs):
+    """Runs ``ufunc`` on the values of ``inputs`` and records it when any of them is traced."""
+    tape, values, slots = _innermost(_ufunc_arguments, inputs, ufunc)
     if tape is None:
         return getattr(ufunc, method)(*values, **_keywords(ufunc, kwargs))
     if method != "__call__":
@@ -308,7 +368,31 @@ def _trace_function(func, args, kwargs):
     Positional arguments may be traced, and so may the arrays in the sequence
     that ``np.concatenate`` and ``np.stack`` take.
     """
-    tape, values, slots = None, [], []
+    tape, values, slots = _innermost(_function_arguments, args, func)
+    kwargs = _keywords(func, kwargs) if kwargs else kwargs
+    if tape is None or func in NON_DIFFERENTIABLE:
+        return func(*values, **kwargs)
+    rule = FUNCTIONS.get(func)
+    if rule is None:
+        raise TracingError(_function_name(func))
+    if "out" in kwargs or "where" in kwargs:
+        _refuse_options(func, kwargs)
+    ans = func(*values, **kwargs)
+    if type(ans) is list or type(ans) is tuple:  # several results (np.split)
+        if not any(_dtype(a).kind == "f" for a in ans):
+            return ans
+        return tape._record_many(ans, slots, rule(ans, *values, **kwargs), func)
+    if ans.dtype.kind != "f":
+        return ans
+    return tape._record(ans, slots, rule(ans, *values, **kwargs), None, func)
+
+
+def _dtype(x):
+    return x.dtype if type(x) is Traced else np.result_type(x)
+
+
+def _function_arguments(args, tape, func):
+    values, slots = [], []
     sequence = func in _TAKES_A_SEQUENCE
     for arg in args:
         if type(arg) is Traced and (arg._tape is tape or tape is None and arg._tape._ops is not None):
@@ -326,20 +410,5 @@ def _trace_function(func, args, kwargs):
             value, slot, tape = _resolve(arg, tape, func)
             values.append(value)
             slots.append(slot)
-    kwargs = _keywords(func, kwargs) if kwargs else kwargs
-    if tape is None or func in NON_DIFFERENTIABLE:
-        return func(*values, **kwargs)
-    rule = FUNCTIONS.get(func)
-    if rule is None:
-        raise TracingError(_function_name(func))
-    if "out" in kwargs or "where" in kwargs:
-        _refuse_options(func, kwargs)
-    ans = func(*values, **kwargs)
-    if type(ans) is list or type(ans) is tuple:  # several results (np.split)
-        if not any(np.result_type(a).kind == "f" for a in ans):
-            return ans
-        return tape._record_many(ans, slots, rule(ans, *values, **kwargs), func)
-    if ans.dtype.kind != "f":
-        return ans
-    return tape._record(ans, slots, rule(ans, *values, **kwargs), None, func)
+    return tape, values, slots
 

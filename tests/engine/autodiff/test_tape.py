@@ -175,16 +175,17 @@ def test_nested_tapes_each_differentiate_their_own_values():
     np.testing.assert_array_equal(outer.gradient(y, x), [4.0])
     dz = inner.gradient(z, [w])
     np.testing.assert_array_equal(dz[0], [4.0])
-    assert outer.watched_variables() == [] and inner.watched_variables() == [w]
+    assert outer.watched_variables() == [w] and inner.watched_variables() == [w]  # both tapes record w
 
 
-def test_mixing_values_of_two_tapes_is_refused_with_a_clear_message():
+def test_values_of_two_tapes_meet_on_the_inner_tape_and_stay_traced_on_the_outer():
     w = variable([3.0])
     with GradientTape() as outer:
         x = outer.watch(np.array([2.0]))
-        with GradientTape(), pytest.raises(ValueError, match="numpy.multiply mixes traced values of two "
-                                                             "different GradientTapes"):
-            x * w
+        with GradientTape() as inner:
+            y = x * w
+    np.testing.assert_array_equal(inner.gradient(y, w), [2.0])  # x is a constant to the inner tape
+    np.testing.assert_array_equal(outer.gradient(y, [x, w]), [[3.0], [2.0]])
 
 
 def test_inner_tape_that_does_not_watch_a_variable_leaves_it_to_the_outer_one():

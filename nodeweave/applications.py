@@ -2,7 +2,7 @@
 weights (``weights=None``, or a weights file; ``"imagenet"`` says how to bring Keras' weights)."""
 
 from layers.applications import (VGG16, VGG19, MobileNet, MobileNetV2, ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152,
-                                 ResNet152V2)
+                                 ResNet152V2, Xception)
 
-__all__ = ["MobileNet", "MobileNetV2", "ResNet101", "ResNet101V2", "ResNet152", "ResNet152V2", "ResNet50", "ResNet50V2", "VGG16",
-           "VGG19"]
+__all__ = ["MobileNet", "MobileNetV2", "ResNet101", "ResNet101V2", "ResNet152", "ResNet152V2", "ResNet50",
+           "ResNet50V2", "VGG16", "VGG19", "Xception"]

@@ -7,6 +7,7 @@ from layers.applications.mobilenet_v2 import MobileNetV2
 from layers.applications.resnet import ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152, ResNet152V2
 from layers.applications.scale_layers import CustomScaleLayer, LayerScale
 from layers.applications.vgg import VGG16, VGG19
+from layers.applications.xception import Xception
 
-__all__ = ["CustomScaleLayer", "LayerScale", "MobileNet", "MobileNetV2", "VGG16", "VGG19", "ResNet50", "ResNet50V2", "ResNet101", "ResNet101V2", "ResNet152",
+__all__ = ["CustomScaleLayer", "LayerScale", "MobileNet", "MobileNetV2", "VGG16", "VGG19", "Xception", "ResNet50", "ResNet50V2", "ResNet101", "ResNet101V2", "ResNet152",
            "ResNet152V2"]

@@ -47,12 +47,12 @@ def image_input(input_shape, input_tensor, default_size: int, min_size: int, inc
     return Input(tensor=input_tensor, shape=input_shape)
 
 
-def head(x, include_top: bool, pooling, classes: int, classifier_activation, avg_name: str | None = "avg_pool",
-         max_name: str | None = "max_pool"):
-    """Keras' usual end of an architecture: global average pooling and the ``predictions``
-    classifier when ``include_top``, else ``pool(x, pooling, ...)``."""
+def head(x, include_top: bool, pooling, classes: int, classifier_activation, top_pool_name: str | None = "avg_pool",
+         avg_name: str | None = None, max_name: str | None = None):
+    """Keras' usual end of an architecture: global average pooling (``top_pool_name``) and the
+    ``predictions`` classifier when ``include_top``, else ``pool(x, pooling, avg_name, max_name)``."""
     if include_top:
-        x = GlobalAveragePooling2D(name=avg_name)(x)
+        x = GlobalAveragePooling2D(name=top_pool_name)(x)
         return Dense(classes, activation=classifier_activation, name="predictions")(x)
     return pool(x, pooling, avg_name, max_name)
 

@@ -75,6 +75,6 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
     last_filters = make_divisible(1280 * alpha, 8) if alpha > 1.0 else 1280
     x = Conv2D(last_filters, kernel_size=1, use_bias=False, name="Conv_1")(x)
     x = ReLU(6.0, name="out_relu")(_bn("Conv_1_bn")(x))
-    x = head(x, include_top, pooling, classes, classifier_activation, avg_name=None, max_name=None)
+    x = head(x, include_top, pooling, classes, classifier_activation, top_pool_name=None)
     rows = default_shape(input_shape, 224, include_top)[0]
     return finish(img_input, x, name or f"mobilenetv2_{alpha:0.2f}_{rows}", weights)

@@ -82,7 +82,8 @@ def _resnet(builder, blocks, preact, include_top, weights, input_tensor, input_s
             x = _stack_v1(x, filters, count, stride=1 if stage == 0 else 2, name=f"conv{stage + 2}")
     if preact:
         x = Activation("relu", name="post_relu")(_bn("post_bn")(x))
-    return finish(img_input, head(x, include_top, pooling, classes, classifier_activation), name, weights)
+    x = head(x, include_top, pooling, classes, classifier_activation, avg_name="avg_pool", max_name="max_pool")
+    return finish(img_input, x, name, weights)
 
 
 def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,

@@ -75,6 +75,8 @@ CASES = [
     ("MobileNetV2", {"include_top": False, "pooling": "avg", "alpha": 0.5}),
     ("MobileNet", {"input_shape": (32, 32, 3), "alpha": 0.25, "classes": 10}),
     ("MobileNet", {"include_top": False, "pooling": "avg", "alpha": 0.5, "depth_multiplier": 2}),
+    ("Xception", {"input_shape": (71, 71, 3), "classes": 10}),
+    ("Xception", {"include_top": False, "pooling": "max", "input_shape": (80, 96, 3)}),
 ]
 SLOW_CASES = [
     ("ResNet50", {}),

@@ -29,7 +29,7 @@ import weakref
 
 import numpy as np
 
-from engine import constraints, initializers, regularizers, tree
+from engine import constraints, eager_masks, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
@@ -114,6 +114,8 @@ class Layer(Module):
     #: Call keywords whose KerasTensors name tensors of the layer's own graph instead of feeding the
     #: call (a model's ``outputs=``): they do not make a call on arrays symbolic.
     _naming_keywords = frozenset()
+    #: Whether an eager call's outputs carry their mask (``_keras_mask``, see engine.eager_masks).
+    _masks_eager_outputs = True
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)
@@ -730,6 +732,9 @@ class Layer(Module):
             return self._recorded_eager_call(args, kwargs, flat_inputs)
         if not inside_layer_call():
             self._clear_added_losses()
+        mask = eager_masks.input_mask(args[0])
+        if mask is not None and "mask" not in kwargs and "mask" in call_parameters(type(self)):
+            kwargs = {**kwargs, "mask": mask}  # as in Keras, the mask the inputs carry reaches call
         flat_inputs = [self._as_array(x) for x in flat_inputs]
         args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
         self._check_inputs(flat_inputs)
@@ -737,6 +742,9 @@ class Layer(Module):
         training = call_training(kwargs.pop("training", None))
         try:
             outputs = self._call(args[0], training, kwargs, args[1:])
+            mask = kwargs.get("mask", mask)
+            if self._masks_eager_outputs and (mask is not None or self._may_make_masks()):
+                outputs = eager_masks.attach(outputs, self.compute_mask(args[0], mask))
         except Exception as error:
             raise_in_call_context(self, error, args[0], args[1:], kwargs)
         return self._penalize_activity(outputs)

@@ -48,6 +48,8 @@ class Model(Trainer, Layer):
         (3, 1)
     """
 
+    _masks_eager_outputs = False  # a model's compute_mask runs its graph again: model(x) stays one run
+
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             from engine.functional import Functional

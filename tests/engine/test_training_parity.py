@@ -361,3 +361,25 @@ def test_errors_carry_the_phrases_keras_tests_match_with_keras_exception_types()
             model.layers = [Dense(4)]
     with pytest.raises(ValueError, match="operation outputs must be tensors"):
         Node(Dense(2), call_args=(a,), call_kwargs={}, outputs=np.ones((2, 3)))
+
+
+# ------------------------------------------------------- 8. _keras_mask on eager outputs
+def test_eager_outputs_carry_their_mask_and_stay_arrays_in_every_other_way():
+    from layers import LSTM, Embedding, Masking
+
+    tokens = np.array([[3, 4, 0, 0], [1, 0, 0, 0]])
+    expected = np.array([[True, True, False, False], [True, False, False, False]])
+    embedded = Embedding(10, 3, mask_zero=True)(tokens)
+    masked = Masking()(np.tile(tokens[..., None], (1, 1, 5)).astype("float32"))
+    for output in (embedded, masked):
+        np.testing.assert_array_equal(output._keras_mask, expected)
+        plain = np.asarray(output)
+        assert isinstance(output, np.ndarray) and type(plain) is np.ndarray
+        np.testing.assert_array_equal(output, plain)
+        assert type(output * 2) is np.ndarray and type(output[0]) is np.ndarray and type(output.sum()) is np.float32
+        assert type(pickle.loads(pickle.dumps(output))) is np.ndarray
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(output)), plain)
+    assert not hasattr(Dense(2)(np.ones((2, 3))), "_keras_mask")  # no mask: a plain array
+    lstm = LSTM(2)
+    np.testing.assert_allclose(lstm(embedded), lstm(np.asarray(embedded), mask=expected), rtol=1e-6)
+    assert not np.allclose(lstm(embedded), lstm(np.asarray(embedded)))  # the carried mask reached the LSTM

@@ -1,0 +1,67 @@
+"""Masks on eager outputs: ``layer(x)._keras_mask``, as Keras' tensors carry them.
+
+A NumPy array takes no attributes, so a layer called on arrays returns, where
+its output has a mask (``Embedding(mask_zero=True)``, ``Masking``, a layer
+passing its input's mask on), a ``MaskedOutput``: an ndarray view of the same
+data with the mask in ``_keras_mask``. Outputs without a mask stay plain
+arrays. The next layer called on it gets the mask as its ``mask`` argument, as
+in Keras. What is computed from it (an operation, a slice, ``np.asarray``) is a
+plain ndarray, and it pickles as one: the mask belongs to that output alone.
+"""
+
+import numpy as np
+
+from engine import tree
+
+
+class MaskedOutput(np.ndarray):
+    """An eager layer output carrying its mask as ``_keras_mask``.
+
+    Example:
+        >>> from layers import Embedding
+        >>> out = Embedding(10, 2, mask_zero=True)(np.array([[3, 0]]))
+        >>> out._keras_mask
+        array([[ True, False]])
+        >>> isinstance(out, np.ndarray), type(out * 2).__name__, type(out[0]).__name__
+        (True, 'ndarray', 'ndarray')
+    """
+
+    _keras_mask = None
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        array = array.view(np.ndarray)
+        return array[()] if return_scalar else array
+
+    def __getitem__(self, key):
+        return self.view(np.ndarray)[key]
+
+    def __reduce__(self):
+        return self.view(np.ndarray).__reduce__()
+
+
+def input_mask(inputs):
+    """The masks eager ``inputs`` carry, as ``call`` takes them: one for a
+    single array, a list for several; None when none carries one."""
+    if isinstance(inputs, np.ndarray):
+        return inputs._keras_mask if isinstance(inputs, MaskedOutput) else None
+    masks = [getattr(leaf, "_keras_mask", None) if isinstance(leaf, MaskedOutput) else None
+             for leaf in tree.flatten(inputs)]
+    return None if all(mask is None for mask in masks) else masks
+
+
+def attach(outputs, masks):
+    """``outputs`` with each array that has a mask in ``masks`` (one for all,
+    or in the outputs' structure) turned into a MaskedOutput carrying it."""
+    if masks is None:
+        return outputs
+    flat_outputs = tree.flatten(outputs)
+    flat_masks = [masks] * len(flat_outputs) if isinstance(masks, np.ndarray) else tree.flatten(masks)
+    if len(flat_masks) != len(flat_outputs):
+        return outputs
+    carried = []
+    for output, mask in zip(flat_outputs, flat_masks):
+        if mask is not None and isinstance(output, np.ndarray):
+            output = output.view(MaskedOutput)
+            output._keras_mask = np.asarray(mask)
+        carried.append(output)
+    return tree.pack_as(outputs, carried)

@@ -198,6 +198,14 @@ class Sequential(Functional):
             self.build()
 
     @property
+    def _functional(self):
+        """Keras' ``Sequential._functional``: None until the model is built, then a
+        ``Functional`` over the same graph (the same layers and weights), made on each access."""
+        if self._graph_plan is None:
+            return None
+        return Functional(self._inputs_struct, self._outputs_struct, name=self.name)
+
+    @property
     def layers(self):
         """The stacked layers, without the InputLayer (as in Keras)."""
         return [layer for layer in self._stack if not isinstance(layer, InputLayer)]

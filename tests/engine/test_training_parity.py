@@ -383,3 +383,24 @@ def test_eager_outputs_carry_their_mask_and_stay_arrays_in_every_other_way():
     lstm = LSTM(2)
     np.testing.assert_allclose(lstm(embedded), lstm(np.asarray(embedded), mask=expected), rtol=1e-6)
     assert not np.allclose(lstm(embedded), lstm(np.asarray(embedded)))  # the carried mask reached the LSTM
+
+
+# ------------------------------------------------------- 6. a Sequential built lazily
+def test_a_sequential_without_input_is_built_by_build_a_call_or_fit_and_shows_a_summary_before():
+    from engine import Functional, Sequential
+
+    lines = []
+    model = Sequential([Dense(4, name="hidden"), Dense(1, name="out")], name="lazy")
+    model.summary(print_fn=lines.append)  # Keras prints an unbuilt model too
+    assert model._functional is None and not model.built and "hidden" in "\n".join(lines)
+    with pytest.raises(AttributeError, match="has no defined input shape yet"):
+        model.input_shape
+    model.build((None, 3))
+    graph = model._functional
+    assert type(graph) is Functional and graph.layers[1:] == model.layers and model.output_shape == (None, 1)
+    np.testing.assert_allclose(graph(np.ones((2, 3))), model(np.ones((2, 3))))
+    for build in (lambda m: m(np.ones((2, 5))),
+                  lambda m: (m.compile(optimizer="sgd", loss="mse"), m.fit(np.ones((4, 5)), np.ones((4, 1)), verbose=0))):
+        later = Sequential([Dense(1)])
+        build(later)
+        assert later.built and later.input_shape == (None, 5) and type(later._functional) is Functional

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-import layers.core.seed_generator as seed_generator
+import engine.keras_random as seed_generator  # where SeedGenerator draws
 from layers.regularization import GaussianDropout
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,
                                  assert_symbolic_shape_matches_eager, keras)

@@ -28,9 +28,13 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent import futures
 from concurrent.futures import Executor
 
 _END = object()
+# Waits in the consumer's thread wake up this often: a Ctrl-C that the OS hands to another thread only sets
+# Python's flag, which the main thread reads when it runs again (a wait without end would never notice it).
+_WAKE_SECONDS = 0.1
 
 
 class _Failure:
@@ -72,7 +76,12 @@ class _Reader:
 
     def take(self):
         """The next item, or ``_END``; raises what making the item raised."""
-        item = self._ready.get()
+        while True:
+            try:
+                item = self._ready.get(timeout=_WAKE_SECONDS)
+                break
+            except queue.Empty:
+                pass
         if isinstance(item, _Failure):
             raise item.error
         return item
@@ -91,7 +100,8 @@ class _Reader:
                 return reading
 
     def join(self):
-        self._thread.join()
+        while self._thread.is_alive():
+            self._thread.join(_WAKE_SECONDS)
 
 
 def prefetch(items: Iterator, depth: int) -> Iterator:
@@ -172,18 +182,33 @@ def ordered_map(function: Callable, items: Iterable, executor: Executor, depth: 
         for item in items:
             pending.append(executor.submit(function, item))
             if len(pending) >= depth:
-                yield pending.popleft().result()
+                yield _result(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield _result(pending.popleft())
     finally:
         try:
             if _interrupted():
                 _terminate_processes(executor)
-            executor.shutdown(wait=True, cancel_futures=True)
-        except KeyboardInterrupt:  # Ctrl-C while the calls in flight were waited for
+            else:  # waits for the calls in flight on their futures: a Ctrl-C there leaves the pool sound
+                for future in pending:
+                    future.cancel()  # those not started
+                _wait([future for future in pending if not future.cancelled()])
+        except KeyboardInterrupt:
             _terminate_processes(executor)
-            executor.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:  # the pool's own threads end at once now (a Thread.join that Ctrl-C broke would not wait)
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(future):
+    _wait([future])
+    return future.result()
+
+
+def _wait(running):
+    """Waits for the futures ``running`` (none cancelled: a cancelled future never counts as done here)."""
+    while futures.wait(running, _WAKE_SECONDS).not_done:
+        pass
 
 
 def _terminate_processes(executor):

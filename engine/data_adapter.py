@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from engine import tree
 from engine.dtypes import dtype_kind, dtype_name
 
 # Dtype kinds Keras casts between silently: bool, signed and unsigned ints, floats.
@@ -205,6 +206,11 @@ def check_cardinality(sizes: dict[str, list[int]]) -> None:
 
 def _standardize_targets(model, y):
     names = model.output_names
+    structure = getattr(model, "_outputs_struct", None)
+    if isinstance(y, dict) and isinstance(structure, dict) and set(y) == set(structure) and any(
+            isinstance(v, (list, tuple, dict)) for v in structure.values()):
+        y = tree.flatten(y)  # nested outputs (a dict of tuples...): the targets in the same structure, flat
+        names = [tensor.name for tensor in model.outputs]
     if isinstance(y, dict):
         unknown = [k for k in y if k not in names]
         if unknown:

@@ -34,7 +34,8 @@ def pack_as(structure, leaves):
 
 def _pack(structure, iterator):
     if isinstance(structure, (list, tuple)):
-        return type(structure)(_pack(item, iterator) for item in structure)
+        items = [_pack(item, iterator) for item in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else type(structure)(items)  # namedtuples
     if isinstance(structure, dict):
         return {key: _pack(structure[key], iterator) for key in sorted(structure)}
     return next(iterator)

@@ -404,3 +404,27 @@ def test_a_sequential_without_input_is_built_by_build_a_call_or_fit_and_shows_a_
         later = Sequential([Dense(1)])
         build(later)
         assert later.built and later.input_shape == (None, 5) and type(later._functional) is Functional
+
+
+# ------------------------------------------------------- 5. nested output structures in compile
+def test_a_dict_of_tuples_and_a_namedtuple_of_outputs_compile_and_train_with_losses_in_their_structure():
+    import collections
+
+    x = Input(shape=(3,))
+    model = Model(x, {"a": (Dense(1, name="a0")(x), Dense(2, name="a1")(x)), "b": Dense(1, name="b")(x)})
+    model.compile(optimizer="sgd", loss={"a": ("mse", "mae"), "b": "mse"}, metrics={"a": (["mae"], None), "b": None})
+    data = np.random.default_rng(4).normal(size=(16, 3)).astype("float32")
+    targets = {"a": (np.ones((16, 1)), np.zeros((16, 2))), "b": np.ones((16, 1))}
+    history = model.fit(data, targets, epochs=3, batch_size=8, verbose=0)
+    assert sorted(history.history) == ["a/a0_loss", "a/a1_loss", "a0_mae", "b_loss", "loss"]
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    predicted = model.predict(data, verbose=0)
+    logs = model.evaluate(data, targets, verbose=0, return_dict=True)
+    np.testing.assert_allclose(logs["a/a1_loss"], np.abs(predicted["a"][1]).mean(), rtol=1e-5)
+
+    Pair = collections.namedtuple("Pair", ["first", "second"])
+    model = Model(x, Pair(Dense(1, name="first")(x), Dense(2, name="second")(x)))
+    assert type(model(data)) is Pair and type(model.predict(data, verbose=0)) is Pair
+    model.compile(optimizer="sgd", loss=Pair("mse", "mae"))
+    history = model.fit(data, Pair(np.ones((16, 1)), np.zeros((16, 2))), epochs=2, batch_size=8, verbose=0)
+    assert sorted(history.history) == ["first_loss", "loss", "second_loss"]

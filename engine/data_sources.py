@@ -329,7 +329,7 @@ class PyDatasetSource:
             executor = ProcessPoolExecutor(dataset.workers, initializer=_install, initargs=(dataset,))
             every = itertools.count() if indices is None else indices
             return ordered_map(_worker_item, every, executor, dataset.max_queue_size)
-        return map_in_threads(dataset.__getitem__, indices, dataset.workers, dataset.max_queue_size)
+        return map_in_threads(dataset.__getitem__, indices, max(1, dataset.workers), dataset.max_queue_size)
 
     def split(self, fraction):
         raise _split_error(type(self.dataset))

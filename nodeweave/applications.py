@@ -1,8 +1,8 @@
 """``keras.applications``: the architectures' builders, from nodeweave's own code, without downloaded
 weights (``weights=None``, or a weights file; ``"imagenet"`` says how to bring Keras' weights)."""
 
-from layers.applications import (VGG16, VGG19, MobileNet, MobileNetV2, ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152,
-                                 ResNet152V2, Xception)
+from layers.applications import (VGG16, VGG19, DenseNet121, DenseNet169, DenseNet201, MobileNet, MobileNetV2,
+                                 ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152, ResNet152V2, Xception)
 
-__all__ = ["MobileNet", "MobileNetV2", "ResNet101", "ResNet101V2", "ResNet152", "ResNet152V2", "ResNet50",
-           "ResNet50V2", "VGG16", "VGG19", "Xception"]
+__all__ = ["DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet101", "ResNet101V2",
+           "ResNet152", "ResNet152V2", "ResNet50", "ResNet50V2", "VGG16", "VGG19", "Xception"]

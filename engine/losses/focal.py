@@ -3,6 +3,7 @@ robust to noisy labels (generalized crossentropy)."""
 
 import numpy as np
 
+from engine.autodiff import untraced
 from engine.losses.loss import EPSILON, Loss, as_float_array, as_float_pair
 from engine.losses.probabilistic import _smooth_binary, _smooth_categorical, sigmoid
 
@@ -95,7 +96,7 @@ def categorical_generalized_cross_entropy(y_true, y_pred, q):
         array([0.2111])
     """
     y_pred = as_float_array(y_pred)
-    one_hot = np.arange(y_pred.shape[-1]) == np.asarray(y_true).astype(np.int64)[..., None]
+    one_hot = np.arange(y_pred.shape[-1]) == np.asarray(untraced(y_true)).astype(np.int64)[..., None]  # labels: no gradient
     probability = np.sum(y_pred * one_hot.astype(y_pred.dtype), axis=-1)
     return (1 - np.power(probability, q)) / q
 

@@ -1,5 +1,6 @@
 """The Loss base class: per-sample losses, Keras 3's sample weighting and
-reduction, and the gradient of the reduced loss with respect to ``y_pred``."""
+reduction, and the gradient of the reduced loss with respect to ``y_pred`` (and
+to ``y_true`` when it is traced: soft targets that train, as in distillation)."""
 
 import numpy as np
 
@@ -65,7 +66,8 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         """Returns the reduced loss: a NumPy scalar of the loss dtype (an array for ``"none"``).
         Inside a ``GradientTape``, a traced ``y_pred`` gives a traced loss (its gradient
-        is ``gradient``'s), so a custom training loop can differentiate it.
+        is ``gradient``'s), so a custom training loop can differentiate it; a traced
+        ``y_true`` is differentiated too, through ``call`` (as the loss function is).
 
         Args:
             y_true: the targets.
@@ -83,12 +85,8 @@ class Loss:
             >>> float(loss(y_true, y_pred)), float(loss(y_true, y_pred, sample_weight=np.array([1.0, 0.0])))
             (5.0, 0.5)
         """
-        if isinstance(y_pred, Traced):
-            y_true, sample_weight = untraced(y_true), untraced(sample_weight)
-            plain = y_pred.value
-            (loss,) = record_op(lambda g: ([self._gradient(y_true, plain, sample_weight, g[0])], {}),
-                                [y_pred], [self(y_true, plain, sample_weight)], name=f"loss {self.name!r}")
-            return loss
+        if isinstance(y_pred, Traced) or isinstance(y_true, Traced):
+            return self._recorded_call(y_true, y_pred, sample_weight)
         _, _, _, values, weights = self._weighted_losses(y_true, y_pred, sample_weight)
         weighted = values if weights is None else values * weights
         if self.reduction in ("none", None) or weighted.ndim == 0:
@@ -113,10 +111,21 @@ class Loss:
         """
         return self._gradient(y_true, y_pred, sample_weight, 1)
 
-    def _gradient(self, y_true, y_pred, sample_weight, upstream):
-        """The gradient with respect to ``y_pred`` given ``upstream``, that of the
-        result of ``__call__`` (a number, or one per loss for ``"none"``)."""
-        y_pred = np.asarray(y_pred)
+    def _recorded_call(self, y_true, y_pred, sample_weight):
+        """The loss as one step of the tape, differentiated by ``backward`` in a traced ``y_pred`` and by
+        tracing ``call`` in a traced ``y_true``."""
+        true, pred, weight = untraced(y_true), untraced(y_pred), untraced(sample_weight)
+
+        def vjp(g):
+            return [self._gradient(true, pred, weight, g[0]) if isinstance(y_pred, Traced) else None,
+                    self._target_gradient(true, pred, weight, g[0]) if isinstance(y_true, Traced) else None], {}
+
+        (loss,) = record_op(vjp, [y_pred, y_true], [self(true, pred, weight)], name=f"loss {self.name!r}")
+        return loss
+
+    def _losses_gradient(self, y_true, y_pred, sample_weight, upstream):
+        """``(aligned y_true, aligned y_pred, gradient with respect to the per-sample losses)`` given
+        ``upstream``, that of the result of ``__call__`` (a number, or one per loss for ``"none"``)."""
         y_true, aligned_pred, losses, values, weights = self._weighted_losses(y_true, y_pred, sample_weight)
         weighted = values if weights is None else values * weights
         divisor = 1 if self.reduction in ("none", None) else _divisor(weighted, weights, self.reduction)
@@ -124,6 +133,26 @@ class Loss:
         grad = grad * np.asarray(upstream, values.dtype)
         if weights is not None:
             grad = unbroadcast(grad * weights, values.shape).reshape(losses.shape)
+        return y_true, aligned_pred, grad
+
+    def _target_gradient(self, y_true, y_pred, sample_weight, upstream):
+        """The gradient with respect to ``y_true`` given ``upstream``: ``call`` traced in ``y_true``; None
+        where ``call`` does not differentiate it (labels it reads as constants)."""
+        y_true = np.asarray(y_true)
+        _, _, grad = self._losses_gradient(y_true, y_pred, sample_weight, upstream)
+        with GradientTape() as tape:
+            traced = tape.watch(y_true)
+            try:
+                losses = self.call(*self._aligned(traced, y_pred))
+            except TracingError as error:
+                raise error.with_context(f"loss {self.name!r} (differentiated in y_true)") from None
+        return tape.gradient(losses, traced, output_gradients=grad)
+
+    def _gradient(self, y_true, y_pred, sample_weight, upstream):
+        """The gradient with respect to ``y_pred`` given ``upstream``, that of the
+        result of ``__call__`` (a number, or one per loss for ``"none"``)."""
+        y_pred = np.asarray(y_pred)
+        y_true, aligned_pred, grad = self._losses_gradient(y_true, y_pred, sample_weight, upstream)
         # Targets may broadcast against the output (Keras accepts (n, 4) labels for an (n, 1)
         # output with mse): backward sees the broadcast prediction, and the output's gradient
         # sums over the broadcast axes.
@@ -212,12 +241,18 @@ class Loss:
         """Which per-sample losses count (None: all); Keras' mask on the losses."""
         return None
 
+    def _aligned(self, y_true, y_pred):
+        """``y_true`` and ``y_pred`` brought to the same rank, ``y_pred`` in the loss's dtype; a traced
+        ``y_true`` stays traced."""
+        y_pred = np.asarray(y_pred)
+        dtype = self.dtype or (y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype("float32"))
+        y_true = y_true if isinstance(y_true, Traced) else np.asarray(y_true)
+        return squeeze_or_expand_to_same_rank(y_true, y_pred.astype(dtype, copy=False))
+
     def _weighted_losses(self, y_true, y_pred, sample_weight):
         """The aligned ``y_true`` and ``y_pred``, the per-sample losses, and the
         losses and weights brought to the same rank (weights None without any)."""
-        y_pred = np.asarray(y_pred)
-        dtype = self.dtype or (y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype("float32"))
-        y_true, y_pred = squeeze_or_expand_to_same_rank(np.asarray(y_true), y_pred.astype(dtype, copy=False))
+        y_true, y_pred = self._aligned(y_true, y_pred)
         losses = values = np.asarray(self.call(y_true, y_pred))
         weights = _merge_mask(sample_weight, self._mask(y_true, y_pred), losses.dtype, self.reduction)
         if weights is not None:

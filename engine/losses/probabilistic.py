@@ -7,6 +7,7 @@ through log-sigmoid and log-softmax, whose gradients are ``sigmoid - y`` and
 
 import numpy as np
 
+from engine.autodiff import untraced
 from engine.losses.loss import EPSILON, Loss, as_float_array, as_float_pair, clip_slope
 
 
@@ -182,7 +183,7 @@ def _categorical_backward(target, y_pred, from_logits, axis, grad):
 def _sparse_labels(y_true, y_pred, ignore_class):
     """Integer labels of the shape of ``y_pred[..., 0]`` (ignored ones set to 0),
     and the mask of the labels that count (None without ``ignore_class``)."""
-    y_true = np.asarray(y_true)
+    y_true = np.asarray(untraced(y_true))  # integer labels: no gradient
     if y_true.ndim == y_pred.ndim and y_true.shape[-1:] == (1,):
         y_true = y_true[..., 0]
     if y_true.shape != y_pred.shape[:-1]:

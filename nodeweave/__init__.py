@@ -22,11 +22,11 @@ from engine.metrics import Metric
 from engine.optimizers import Optimizer
 from engine.regularizers import Regularizer
 from nodeweave import (activations, applications, backend, callbacks, constraints, initializers, layers, losses,
-                       metrics, models, optimizers, preprocessing, regularizers, saving, utils)
+                       metrics, models, ops, optimizers, preprocessing, random, regularizers, saving, utils)
 
 __all__ = [
     "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Optimizer",
     "Regularizer", "Sequential", "Variable", "activations", "applications", "backend", "callbacks", "constraints",
-    "initializers", "layers", "losses", "metrics", "models", "optimizers", "preprocessing", "regularizers", "saving",
-    "utils",
+    "initializers", "layers", "losses", "metrics", "models", "ops", "optimizers", "preprocessing", "random",
+    "regularizers", "saving", "utils",
 ]

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 import engine
+import engine.keras_ops
+import engine.keras_random
 import graph
 import layers as catalog
 import nodeweave as nw
@@ -21,9 +23,9 @@ from engine.utils import image as image_utils
 keras = pytest.importorskip("keras")
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SUBMODULES = ["activations", "applications", "backend", "callbacks", "constraints", "initializers", "layers", "losses", "metrics",
-              "models", "optimizers", "optimizers.schedules", "preprocessing.image", "preprocessing.sequence",
-              "regularizers", "saving", "utils"]
+SUBMODULES = ["activations", "applications", "backend", "callbacks", "constraints", "initializers", "layers", "losses",
+              "metrics", "models", "ops", "optimizers", "optimizers.schedules", "preprocessing.image",
+              "preprocessing.sequence", "random", "regularizers", "saving", "utils"]
 
 
 def _module(root, path):
@@ -58,11 +60,39 @@ def test_a_keras_3_script_runs_unchanged(tmp_path):
     assert y.shape == (64, 2) and x.dtype == np.float32
 
 
+def test_a_keras_3_custom_layer_with_ops_and_random_trains(tmp_path):
+    keras_ = nw
+
+    class NoisyDense(keras_.layers.Layer):
+        def __init__(self, units, **kwargs):
+            super().__init__(**kwargs)
+            self.units, self.seed_generator = units, keras_.random.SeedGenerator(1337)
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="glorot_uniform")
+
+        def call(self, x, training=False):
+            if training:
+                x = x + 0.01 * keras_.random.normal(keras_.ops.shape(x), seed=self.seed_generator)
+            return keras_.ops.tanh(keras_.ops.matmul(x, self.w))
+
+    inputs = keras_.Input(shape=(4,))
+    outputs = keras_.ops.softmax(NoisyDense(3)(inputs))  # an op on a KerasTensor adds a layer to the graph
+    model = keras_.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    x = np.random.default_rng(0).normal(size=(32, 4)).astype("float32")
+    y = (x[:, 0] > 0).astype("int32")
+    losses = model.fit(x, y, epochs=10, batch_size=8, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
+    np.testing.assert_allclose(model.predict(x, verbose=0).sum(axis=1), 1.0, rtol=1e-5)
+
+
 def test_the_namespace_holds_nodeweaves_own_objects():
     assert nw.Model is engine.Model and nw.layers.Dense is catalog.Dense and nw.layers.MaxPool2D is catalog.MaxPooling2D
     assert nw.utils.plot_model is graph.plot_model and nw.models.clone_model is engine.clone_model
     assert nw.optimizers.schedules.ExponentialDecay is engine.optimizers.schedules.ExponentialDecay
     assert nw.preprocessing.sequence.pad_sequences is engine.utils.pad_sequences
+    assert nw.ops.matmul is engine.keras_ops.matmul and nw.random.SeedGenerator is engine.keras_random.SeedGenerator
     from nodeweave.optimizers.schedules import CosineDecay  # importable by path, as Keras scripts do
     from nodeweave.preprocessing.sequence import pad_sequences
     assert CosineDecay is engine.optimizers.schedules.CosineDecay and pad_sequences is nw.utils.pad_sequences

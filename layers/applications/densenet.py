@@ -77,13 +77,33 @@ def DenseNet121(include_top=True, weights="imagenet", input_tensor=None, input_s
 
 def DenseNet169(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
                 classes=1000, classifier_activation="softmax", name="densenet169"):
-    """DenseNet169 as ``keras.applications.DenseNet169`` builds it; the arguments are ``DenseNet121``'s."""
+    """DenseNet169 as ``keras.applications.DenseNet169`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``DenseNet121``'s.
+
+    Example:
+        >>> model = DenseNet169(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 1664), 12642880)
+    """
     return _densenet("DenseNet169", (6, 12, 32, 32), include_top, weights, input_tensor, input_shape, pooling,
                      classes, classifier_activation, name)
 
 
 def DenseNet201(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
                 classes=1000, classifier_activation="softmax", name="densenet201"):
-    """DenseNet201 as ``keras.applications.DenseNet201`` builds it; the arguments are ``DenseNet121``'s."""
+    """DenseNet201 as ``keras.applications.DenseNet201`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``DenseNet121``'s.
+
+    Example:
+        >>> model = DenseNet201(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 1920), 18321984)
+    """
     return _densenet("DenseNet201", (6, 12, 48, 32), include_top, weights, input_tensor, input_shape, pooling,
                      classes, classifier_activation, name)

@@ -115,21 +115,45 @@ def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shap
 
 def ResNet101(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
               classifier_activation="softmax", name="resnet101"):
-    """ResNet101 as ``keras.applications.ResNet101`` builds it; the arguments are ``ResNet50``'s."""
+    """ResNet101 as ``keras.applications.ResNet101`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``ResNet50``'s.
+
+    Example:
+        >>> model = ResNet101(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 2048), 42658176)
+    """
     return _resnet("ResNet101", (3, 4, 23, 3), False, include_top, weights, input_tensor, input_shape, pooling,
                    classes, classifier_activation, name)
 
 
 def ResNet152(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
               classifier_activation="softmax", name="resnet152"):
-    """ResNet152 as ``keras.applications.ResNet152`` builds it; the arguments are ``ResNet50``'s."""
+    """ResNet152 as ``keras.applications.ResNet152`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``ResNet50``'s.
+
+    Example:
+        >>> model = ResNet152(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 2048), 58370944)
+    """
     return _resnet("ResNet152", (3, 8, 36, 3), False, include_top, weights, input_tensor, input_shape, pooling,
                    classes, classifier_activation, name)
 
 
 def ResNet50V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
                classifier_activation="softmax", name="resnet50v2"):
-    """ResNet50V2 as ``keras.applications.ResNet50V2`` builds it; the arguments are ``ResNet50``'s.
+    """ResNet50V2 as ``keras.applications.ResNet50V2`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``ResNet50``'s.
 
     Example:
         >>> ResNet50V2(weights=None, include_top=False, pooling="avg").output.shape
@@ -141,13 +165,33 @@ def ResNet50V2(include_top=True, weights="imagenet", input_tensor=None, input_sh
 
 def ResNet101V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
                 classifier_activation="softmax", name="resnet101v2"):
-    """ResNet101V2 as ``keras.applications.ResNet101V2`` builds it; the arguments are ``ResNet50``'s."""
+    """ResNet101V2 as ``keras.applications.ResNet101V2`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``ResNet50``'s.
+
+    Example:
+        >>> model = ResNet101V2(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 2048), 42626560)
+    """
     return _resnet("ResNet101V2", (3, 4, 23, 3), True, include_top, weights, input_tensor, input_shape, pooling,
                    classes, classifier_activation, name)
 
 
 def ResNet152V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
                 classifier_activation="softmax", name="resnet152v2"):
-    """ResNet152V2 as ``keras.applications.ResNet152V2`` builds it; the arguments are ``ResNet50``'s."""
+    """ResNet152V2 as ``keras.applications.ResNet152V2`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``ResNet50``'s.
+
+    Example:
+        >>> model = ResNet152V2(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 2048), 58331648)
+    """
     return _resnet("ResNet152V2", (3, 8, 36, 3), True, include_top, weights, input_tensor, input_shape, pooling,
                    classes, classifier_activation, name)

@@ -56,6 +56,16 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
 
 def VGG19(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
           classifier_activation="softmax", name="vgg19"):
-    """VGG19 as ``keras.applications.VGG19`` builds it; the arguments are ``VGG16``'s."""
+    """VGG19 as ``keras.applications.VGG19`` builds it (weights from a file, never downloaded).
+
+    Args:
+        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
+            as ``VGG16``'s.
+
+    Example:
+        >>> model = VGG19(weights=None, include_top=False, pooling="avg")
+        >>> model.output.shape, model.count_params()
+        ((None, 512), 20024384)
+    """
     return _vgg("VGG19", (2, 2, 4, 4, 4), include_top, weights, input_tensor, input_shape, pooling, classes,
                 classifier_activation, name)

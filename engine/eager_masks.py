@@ -22,6 +22,8 @@ class MaskedOutput(np.ndarray):
         >>> out = Embedding(10, 2, mask_zero=True)(np.array([[3, 0]]))
         >>> out._keras_mask
         array([[ True, False]])
+        >>> out  # doctest: +ELLIPSIS
+        array([[[...]]], dtype=float32)
         >>> isinstance(out, np.ndarray), type(out * 2).__name__, type(out[0]).__name__
         (True, 'ndarray', 'ndarray')
     """
@@ -37,6 +39,9 @@ class MaskedOutput(np.ndarray):
 
     def __reduce__(self):
         return self.view(np.ndarray).__reduce__()
+
+    def __repr__(self):  # shown as the array it is; the mask is an attribute, as on Keras' tensors
+        return repr(self.view(np.ndarray))
 
 
 def input_mask(inputs):

@@ -69,7 +69,7 @@ def _symbolic(function, value):
 def cond(pred, true_fn, false_fn):
     """``true_fn()`` if ``pred`` else ``false_fn()``, evaluated eagerly."""
     _symbolic("cond", pred)
-    return true_fn() if bool(np.asarray(untraced(pred))) else false_fn()
+    return _tensors(true_fn() if bool(np.asarray(untraced(pred))) else false_fn())
 
 
 def while_loop(cond, body, loop_vars, maximum_iterations=None):
@@ -77,7 +77,7 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):
 
     Example:
         >>> while_loop(lambda i: i < 5, lambda i: i + 1, 0)
-        5
+        array(5, dtype=int32)
     """
     _symbolic("while_loop", loop_vars)
     several = isinstance(loop_vars, (tuple, list))
@@ -87,7 +87,7 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):
         values = body(*values)
         values = tuple(values) if isinstance(values, (tuple, list)) else (values,)
         steps += 1
-    return type(loop_vars)(values) if several else values[0]
+    return _tensors(type(loop_vars)(values) if several else values[0])
 
 
 def fori_loop(lower, upper, body_fun, init_val):
@@ -95,13 +95,18 @@ def fori_loop(lower, upper, body_fun, init_val):
 
     Example:
         >>> fori_loop(0, 4, lambda i, total: total + i, 0)
-        6
+        array(6, dtype=int32)
     """
     _symbolic("fori_loop", init_val)
     value = init_val
     for i in range(int(untraced(lower)), int(untraced(upper))):
         value = body_fun(i, value)
-    return value
+    return _tensors(value)
+
+
+def _tensors(structure):
+    """The results of control flow as tensors, as Keras returns them (Python numbers become arrays)."""
+    return tree.map_structure(keras_dtype, structure)
 
 
 def scatter(indices, values, shape):

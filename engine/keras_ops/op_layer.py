@@ -17,9 +17,10 @@ from engine.layer import Layer
 from engine.load_limits import charge_example
 from engine.naming import unique_name
 
-# Unknown sizes take these two values in the examples that infer output shapes:
-# an output axis whose size differs between the two depends on an unknown size.
-_EXAMPLE_SIZES = (2, 4)
+# Unknown sizes take two values in the examples that infer output shapes: an
+# output axis whose size differs between the two depends on an unknown size.
+# The second pair fits an unknown size broadcast against a known one.
+_EXAMPLE_SIZES = ((2, 4), (1, 2))
 
 
 class OpLayer(Layer):
@@ -59,22 +60,29 @@ class OpLayer(Layer):
         return eager.evaluate(self._row, eager.bind(self._row, args, kwargs))
 
     def compute_output_spec(self, inputs):
-        """Specs learned by running the function on two examples, unknown sizes 2 then 4."""
+        """Specs learned by running the function on two examples of the inputs, unknown
+        sizes 2 then 4 (or 1 then 2, for an unknown size broadcast against a known one)."""
         tensors = inputs if isinstance(inputs, list) else [inputs]
-        results = []
-        for size in _EXAMPLE_SIZES:
-            examples = [np.zeros(tuple(size if d is None else d for d in t.shape), t.dtype) for t in tensors]
-            charge_example(self.name, type(self).__name__, sum(e.nbytes for e in examples))
+        failure = None
+        for sizes in _EXAMPLE_SIZES:
             try:
-                with np.errstate(all="ignore"):
-                    results.append(self.call(examples if isinstance(inputs, list) else examples[0]))
-            except Exception as error:
-                shapes = [tuple(t.shape) for t in tensors]
-                raise type(error)(f"ops.{self.function} cannot be applied to tensors of shapes {shapes}: {error}") \
-                    from None
+                results = [self._run_example(inputs, tensors, size) for size in sizes]
+                break
+            except Exception as error:  # noqa: BLE001 (re-raised below when no sizes fit)
+                failure = failure or error
+        else:
+            shapes = [tuple(t.shape) for t in tensors]
+            raise type(failure)(f"ops.{self.function} cannot be applied to tensors of shapes {shapes}: {failure}") \
+                from None
         specs = [KerasTensor(tuple(a if a == b else None for a, b in zip(np.shape(x), np.shape(y))), x.dtype)
                  for x, y in zip(*map(tree.flatten, results))]
         return tree.pack_as(results[0], specs)
+
+    def _run_example(self, inputs, tensors, size):
+        examples = [np.zeros(tuple(size if d is None else d for d in t.shape), t.dtype) for t in tensors]
+        charge_example(self.name, type(self).__name__, sum(e.nbytes for e in examples))
+        with np.errstate(all="ignore"):
+            return self.call(examples if isinstance(inputs, list) else examples[0])
 
     def get_config(self):
         config = super().get_config()

@@ -12,6 +12,7 @@ import numpy as np
 from engine import tree
 from engine.dtypes import dtype_kind
 from engine.keras_ops import eager
+from engine.keras_ops.table import OPS
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
 from engine.load_limits import charge_example
@@ -42,8 +43,6 @@ class OpLayer(Layer):
     """
 
     def __init__(self, function: str, arguments: dict, **kwargs):
-        from engine.keras_ops.table import OPS
-
         if function not in OPS or not OPS[function].records:
             known = sorted(name for name, row in OPS.items() if row.records)
             raise ValueError(f"OpLayer expects function to name a keras.ops function that records on KerasTensors, "

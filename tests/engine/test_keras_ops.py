@@ -109,7 +109,6 @@ CASES = {
 KERAS_CASES = {
     "cond": ((True, lambda: keras.ops.exp(A), lambda: A), {}),
 }
-# Cases whose value differs from Keras' only in dtype, by design (documented in engine/keras_ops/eager.py).
 DIFFERENTIABLE = sorted(name for name, row in OPS.items() if row.differentiable and row.returns_arrays)
 
 
@@ -186,6 +185,17 @@ def test_gradient_against_finite_differences(name):
                                                  if np.asarray(o).dtype.kind == "f"], arrays, index, projection)
         got = np.zeros_like(expected) if grad is None else np.asarray(grad)
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg=f"{name}: argument {index}")
+
+
+def test_exact_gelu_and_its_gradient():
+    x = np.array([-3.0, -0.5, 0.2, 2.5])
+    np.testing.assert_allclose(ops.gelu(x.astype("float32"), approximate=False),
+                               keras.ops.gelu(x.astype("float32"), approximate=False), rtol=1e-5)
+    with GradientTape() as tape:
+        traced = tape.watch(x)
+        loss = np.sum(ops.gelu(traced, approximate=False))
+    numeric = _numeric_gradient(lambda v: [ops.gelu(v, approximate=False)], [x], 0, [np.ones(4)])
+    np.testing.assert_allclose(tape.gradient(loss, traced), numeric, rtol=1e-6)
 
 
 def test_stop_gradient_gives_no_gradient():

@@ -7,6 +7,8 @@ and its other arguments (numbers, strings, constant arrays) in its config. Its
 ``call`` runs the same function as an eager call, so it trains by tracing.
 """
 
+import math
+
 import numpy as np
 
 from engine import tree
@@ -22,6 +24,8 @@ from engine.naming import unique_name
 # output axis whose size differs between the two depends on an unknown size.
 # The second pair fits an unknown size broadcast against a known one.
 _EXAMPLE_SIZES = ((2, 4), (1, 2))
+# Functions whose FLOPs are not one per output element.
+_CONTRACTIONS = frozenset({"matmul", "dot", "tensordot", "einsum", "outer", "conv", "depthwise_conv"})
 
 
 class OpLayer(Layer):
@@ -62,6 +66,10 @@ class OpLayer(Layer):
         """Specs learned by running the function on two examples of the inputs, unknown
         sizes 2 then 4 (or 1 then 2, for an unknown size broadcast against a known one)."""
         tensors = inputs if isinstance(inputs, list) else [inputs]
+        # what the declared shapes force (unknown sizes 1), as Layer charges a call on examples
+        charge_example(self.name, type(self).__name__,
+                       sum(math.prod(1 if d is None else d for d in t.shape) * np.dtype(t.dtype).itemsize
+                           for t in tensors))
         failure = None
         for sizes in _EXAMPLE_SIZES:
             try:
@@ -79,9 +87,18 @@ class OpLayer(Layer):
 
     def _run_example(self, inputs, tensors, size):
         examples = [np.zeros(tuple(size if d is None else d for d in t.shape), t.dtype) for t in tensors]
-        charge_example(self.name, type(self).__name__, sum(e.nbytes for e in examples))
         with np.errstate(all="ignore"):
             return self.call(examples if isinstance(inputs, list) else examples[0])
+
+    def flops(self, input_shapes, output_shapes):
+        """2 per multiply-add for ``matmul`` and ``dot`` of a tensor first argument, 1 per output
+        element for the other ops; None (unknown) for the other contractions and convolutions."""
+        outputs = sum(math.prod(shape) for shape in output_shapes)
+        if self.function in _CONTRACTIONS:
+            if self.function in ("matmul", "dot") and self.arguments["args"][0] == {"__tensor__": 0}:
+                return 2 * input_shapes[0][-1] * outputs
+            return None
+        return outputs
 
     def get_config(self):
         config = super().get_config()

@@ -6,6 +6,7 @@ import pytest
 
 from engine import Input, Model, load_model, model_from_json
 from engine.functional import Functional
+from engine.keras_ops.op_layer import OpLayer
 from engine.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
 from engine.registry import _REGISTRY, register_serializable
 import layers as L
@@ -72,6 +73,7 @@ EXAMPLES = {
     "Negative": (lambda: Negative(), [VEC], "float32"),
     "PReLU": (lambda: L.PReLU(alpha_initializer="ones"), [VEC], "float32"),
     "Permute": (lambda: L.Permute((2, 1)), [SEQ], "float32"),
+    "OpLayer": (lambda: OpLayer("softmax", {"args": [{"__tensor__": 0}], "kwargs": {"axis": -1}}), [VEC], "float32"),
     "ReshapeOp": (lambda: ReshapeOp((-1, 2)), [VEC], "float32"),
     "Round": (lambda: Round(decimals=1), [VEC], "float32"),
     "ReLU": (lambda: L.ReLU(max_value=1.0), [VEC], "float32"),

@@ -34,9 +34,9 @@ from engine.functional import Functional
 from engine.input_layer import Input, InputLayer
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
-from engine.qualified_names import find_layer, find_node, find_tensor, layer_paths, node_paths, path_of
+from engine.qualified_names import (_CALL_SUFFIX, find_layer, find_node, find_tensor, layer_paths, node_paths,
+                                     path_of)
 
-_CALL_SUFFIX = re.compile(r"^(.*)\[(\d+)\]$")
 
 
 def insert_after(model: Functional, where, layer) -> Functional:

@@ -26,7 +26,6 @@ factory ``lambda old: NewLayer(...)``, called once per matched layer.
 
 import graphlib
 import inspect
-import re
 
 from engine import tree
 from engine.cloning import _functional_like_constructor

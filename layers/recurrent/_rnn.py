@@ -218,7 +218,7 @@ class _Recurrent(Layer):
     def call(self, inputs, initial_state=None, mask=None, training=False):
         return self._run(inputs, initial_state, mask, training, record=False)[0]
 
-    def forward(self, inputs, training=True, initial_state=None, mask=None):
+    def forward(self, inputs, initial_state=None, mask=None, training=True):
         return self._run(inputs, initial_state, mask, training, record=True)
 
     def _dropout_mask(self, training, rate, shape, dtype):

@@ -131,7 +131,7 @@ class Bidirectional(Layer):
         y_rev = self.backward_layer.call(backward_inputs, mask=mask, training=training)
         return self._merge(y, y_rev)
 
-    def forward(self, inputs, training=True, initial_state=None, mask=None):
+    def forward(self, inputs, initial_state=None, mask=None, training=True):
         forward_inputs, backward_inputs = self._split(inputs, initial_state)
         y, forward_cache = self.forward_layer.forward(forward_inputs, training=training, mask=mask)
         y_rev, backward_cache = self.backward_layer.forward(backward_inputs, training=training, mask=mask)

@@ -17,8 +17,7 @@
   lookup per layer made it quadratic, 37 s).
 
 Threads are NOT pinned here, unlike the other benchmarks: each library runs at
-its defaults, which is what users get (nodeweave runs a model on one BLAS
-thread, engine/blas_threads.py; XLA uses every core).
+its defaults, which is what users get (nodeweave and XLA use every core).
 """
 
 import gc

@@ -4,6 +4,7 @@ from engine import allocator  # noqa: F401  (primes glibc's malloc for large tem
 from engine import optimizers  # noqa: F401  (engine.optimizers.Adam, as keras.optimizers.Adam after `import keras`)
 from engine.argument_gradients import ArgumentGradients
 from engine.autodiff import GradientTape
+from engine.blas_threads import num_threads, set_num_threads
 from engine.cloning import clone_model
 from engine.errors import ModelFormatError
 from engine.functional import Functional
@@ -45,6 +46,8 @@ __all__ = [
     "gradient_check",
     "load_model",
     "model_from_json",
+    "num_threads",
     "qualified_names",
     "register_serializable",
+    "set_num_threads",
 ]

@@ -1,73 +1,98 @@
-"""One BLAS thread while a model runs, so that its call times stay steady.
+"""How many threads nodeweave's arithmetic may use: every core of the machine by default.
 
-NumPy's BLAS (OpenBLAS, or MKL) starts one thread per core and splits every
-matmul between them. When the cores are shared (other processes, fit's data
-threads, Dask running blocks side by side), each split matmul waits for its
-slowest thread, and the BLAS threads spin between matmuls on the cores that the
-model's own NumPy work needs. On two busy cores a ResNet50 batch-1 call took
-0.1 to 0.9 s with two BLAS threads, burning 1.5 to 3 times the CPU time of one
-thread, and a steady 0.12 s with one; with the cores free, two threads gained 13%.
+PyTorch and Keras use all cores unless told otherwise, and so does nodeweave:
+NumPy's BLAS (OpenBLAS or MKL) starts one thread per core and splits large
+matrix products between them, and nodeweave's own kernels that split a batch
+between threads use as many as ``num_threads()`` says.
 
-So while an execution plan runs (inference, and training's forward and
-backward), nodeweave limits the BLAS libraries to one thread and restores their
-setting afterwards. An inference whose largest product BLAS would run on one
-thread anyway skips both, and so does one whose largest product is so large
-(2 GFLOPs, ResNet50 at batch 16) that splitting it pays even on busy cores
-(engine/plan.py). The first plan to start sets the limit and the last to end
-restores it, whatever the threads or nesting. Setting ``OPENBLAS_NUM_THREADS``,
-``MKL_NUM_THREADS`` or ``OMP_NUM_THREADS`` before starting Python is a choice
-nodeweave keeps: BLAS is then left alone. So is a ``threadpoolctl.threadpool_limits``
-block another thread holds: OpenBLAS' pool is process-wide, threadpoolctl lets one
-thread at a time set it, and nodeweave hands that control back after each change.
+``set_num_threads(n)`` (or ``NODEWEAVE_NUM_THREADS=n`` in the environment before
+``import engine``) holds both to ``n`` threads for the whole process, as
+``torch.set_num_threads`` does. One thread gives steady timings on a shared
+machine and in benchmarks: with two OpenBLAS threads on two cores that other
+processes keep busy, each split product waits for its slowest thread, and a
+ResNet50 batch-1 call took anywhere from 0.1 to 0.9 s against a steady 0.12 s
+on one thread. ``set_num_threads(None)`` gives the cores back. A count set with
+``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` or ``OMP_NUM_THREADS`` before
+starting Python is the user's choice: nodeweave reads it and leaves BLAS alone.
 """
 
 import os
 import threading
 
-from threadpoolctl import OpenBLASController, ThreadpoolController
+from threadpoolctl import ThreadpoolController
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 
-
-class _OneBlasThread:
-    """Context manager: BLAS on one thread inside, restored when the outermost exits."""
-
-    def __init__(self):
-        self.user_choice = any(os.environ.get(name) for name in THREAD_VARIABLES)
-        self._controller = None
-        self._reset()
-        os.register_at_fork(after_in_child=self._reset)
-
-    def _reset(self):
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._original = None  # each BLAS library's thread count when the outermost run started
-
-    def __enter__(self):
-        if self.user_choice:
-            return
-        with self._lock:
-            if self._depth == 0:
-                if self._controller is None:  # the libraries loaded by now: NumPy's BLAS is among them
-                    self._controller = ThreadpoolController().select(user_api="blas").lib_controllers
-                # Each library's own setter, not threadpoolctl's limit(): a third of the cost,
-                # which a batch-1 call of a small model pays on every run.
-                self._original = [library.get_num_threads() for library in self._controller]
-                for library in self._controller:
-                    library.set_num_threads(1)
-                OpenBLASController.clear_controlling_thread()
-            self._depth += 1
-
-    def __exit__(self, *exc_info):
-        if self.user_choice:
-            return
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0:
-                for library, threads in zip(self._controller, self._original):
-                    library.set_num_threads(threads)
-                OpenBLASController.clear_controlling_thread()
-                self._original = None
+_lock = threading.Lock()
+_chosen = None  # the count set with set_num_threads, or None for the machine's cores
+_original = ()  # each BLAS library and its thread count before set_num_threads held it
 
 
-one_blas_thread = _OneBlasThread()
+def machine_threads():
+    """The cores this process may run on (its CPU affinity, which containers and
+    ``taskset`` narrow), or a count a BLAS environment variable set.
+
+    >>> machine_threads() >= 1
+    True
+    """
+    for name in THREAD_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def num_threads():
+    """The threads nodeweave's arithmetic may use: ``set_num_threads``' count, or
+    every core (``machine_threads``) when none was set.
+
+    >>> num_threads() >= 1
+    True
+    """
+    return machine_threads() if _chosen is None else _chosen
+
+
+def set_num_threads(count):
+    """Holds BLAS and nodeweave's own kernels to ``count`` threads in this process;
+    ``None`` gives BLAS back the threads it had before and nodeweave every core.
+
+    Args:
+        count: a positive int, or None.
+
+    Example:
+        >>> from engine import set_num_threads, num_threads
+        >>> set_num_threads(1); num_threads()
+        1
+        >>> set_num_threads(None)
+    """
+    global _chosen, _original
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        raise ValueError(f"set_num_threads expects a positive int or None (every core), received {count!r}.")
+    with _lock:
+        if count is None:
+            for library, threads in _original:
+                library.set_num_threads(threads)
+            _original = ()
+        else:
+            libraries = ThreadpoolController().select(user_api="blas").lib_controllers
+            if _chosen is None:
+                _original = [(library, library.get_num_threads()) for library in libraries]
+            for library in libraries:
+                library.set_num_threads(count)
+        _chosen = count
+
+
+def _from_environment():
+    value = os.environ.get("NODEWEAVE_NUM_THREADS", "").strip()
+    if not value:
+        return
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"NODEWEAVE_NUM_THREADS must be a positive whole number of threads, received {value!r}; "
+                         "unset it to use every core.")
+    set_num_threads(int(value))
+
+
+_from_environment()

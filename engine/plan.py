@@ -4,8 +4,7 @@ Mapping walks back from the outputs with an explicit stack (no recursion, so a
 chain of 100,000 layers maps like a chain of ten), in O(nodes + edges). Every
 tensor gets a slot in a flat value list; every step knows which slots it reads,
 which it writes, and which it is the last reader of, so eager execution frees
-each intermediate array as soon as its last consumer has run, on one BLAS
-thread (engine/blas_threads.py says why). Inference keeps
+each intermediate array as soon as its last consumer has run. Inference keeps
 its values in a local list, never on the layers, so one model can serve many
 threads. Training forward keeps each step's cache on a tape; backward walks the
 plan in reverse and sums gradients where a tensor fans out and across the calls
@@ -22,17 +21,8 @@ from engine.call_errors import raise_in_call_context
 from engine.layer import _accepts_training, call_parameters
 from engine.argument_gradients import by_argument, forward_arguments, route_input_gradients
 from engine.layer_tracing import TracedCall
-from engine.blas_threads import one_blas_thread
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
-# OpenBLAS computes a matrix product on one thread up to m*n*k = 65536 * 4 (its SMP threshold
-# times GEMM_MULTITHREAD_THRESHOLD); a multiply-add is 2 FLOPs.
-_THREADED_BLAS_FLOPS = 2 * 65536 * 4
-# From here a call's costliest product (about 40 ms on one core) is large enough that splitting it
-# between BLAS threads pays even on busy cores: ResNet50 at batch 16 ran in 1.4 s on BLAS' own threads
-# against 2.1 s on one, with two other processes busy; MobileNetV2 at batch 16 (largest product 0.6
-# GFLOPs) gained nothing, and ResNet50 at batch 1 (0.24 GFLOPs) ran unsteadily.
-_LARGE_PRODUCT_FLOPS = 2e9
 # A plan's repr shows its first and last steps past this many.
 _REPR_STEPS = 20
 
@@ -303,37 +293,13 @@ class ExecutionPlan:
     def run(self, arrays, training=False, masks=None):
         """Inference: flat input arrays in, flat output arrays out. ``masks``
         are the inputs' masks (a flat list, None where an input has none)."""
-        batch = np.shape(arrays[0])[0] if arrays and np.ndim(arrays[0]) else 1
-        largest = batch * self._largest_step_flops_per_sample
-        if largest < _THREADED_BLAS_FLOPS or _LARGE_PRODUCT_FLOPS <= largest < float("inf"):
-            # Too small: BLAS runs every product of this call on one thread anyway, and the limit would
-            # only cost its setting and restoring (about 5 us, a fifth of a batch-1 call of a small
-            # MLP). Large: BLAS' own threads pay (see _LARGE_PRODUCT_FLOPS).
-            return self._walk(arrays, training, None, masks)[0]
-        with one_blas_thread:
-            return self._walk(arrays, training, None, masks)[0]
-
-    @functools.cached_property
-    def _largest_step_flops_per_sample(self):
-        """The FLOPs of the plan's costliest step on one sample; infinite when a
-        step's count is unknown (a layer without ``flops``, an unknown size)."""
-        largest = 0
-        for step in self.steps:
-            shapes = [[tuple(1 if axis == 0 and d is None else d for axis, d in enumerate(t.shape)) for t in tensors]
-                      for tensors in (step.node.input_tensors, step.node.output_tensors)]
-            known = all(d is not None for group in shapes for shape in group for d in shape)
-            flops = step.layer.flops(*shapes) if known else None
-            if flops is None:
-                return float("inf")
-            largest = max(largest, flops)
-        return largest
+        return self._walk(arrays, training, None, masks)[0]
 
     def forward(self, arrays, training=True, masks=None):
         """Training forward: returns (flat outputs, Tape), the tape holding what
         ``backward`` needs and the activity-regularization loss of the pass."""
         tape = Tape(len(self.steps), len(self.tensors))
-        with one_blas_thread:
-            return self._walk(arrays, training, tape, masks)[0], tape
+        return self._walk(arrays, training, tape, masks)[0], tape
 
     def output_masks(self, arrays, masks=None):
         """The masks of the flat outputs (None where an output has none) for
@@ -388,10 +354,6 @@ class ExecutionPlan:
     def backward(self, tape, grad_outputs):
         """Returns (gradients of the flat inputs, {Variable: gradient}) given the
         gradients of the flat outputs (``None`` for an output without one)."""
-        with one_blas_thread:
-            return self._backward(tape, grad_outputs)
-
-    def _backward(self, tape, grad_outputs):
         grads = [None] * len(self.tensors)
         for slot, grad in zip(self.output_slots, grad_outputs):
             _accumulate(grads, slot, grad)

@@ -1,11 +1,15 @@
-import threading
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from threadpoolctl import OpenBLASController, ThreadpoolController, threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from engine import Input, Model, blas_threads
+from engine import Input, Model, blas_threads, num_threads, set_num_threads
 from layers import Dense
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def blas_threads_now():
@@ -31,92 +35,73 @@ class Probe(Dense):
 
 
 @pytest.fixture
-def three_threads(monkeypatch):
-    """BLAS set to 3 threads by the user at run time (not by environment variable), and the
-    control of OpenBLAS' process-wide pool released, as a threadpool_limits block does at its end."""
-    monkeypatch.setattr(blas_threads.one_blas_thread, "user_choice", False)
+def restored():
+    """Whatever a test sets, the process gets back BLAS' threads and its own setting afterwards
+    (the suite may run with NODEWEAVE_NUM_THREADS=1)."""
+    previous = blas_threads._chosen
+    with threadpool_limits(None, user_api="blas"):
+        set_num_threads(None)
+        yield
+        set_num_threads(None)
+    set_num_threads(previous)
+
+
+def _probe_model():
     Probe.seen = []
-    limiter = ThreadpoolController().select(user_api="blas").limit(limits=3)
-    OpenBLASController.clear_controlling_thread()
-    yield
-    limiter.restore_original_limits()
-    OpenBLASController.clear_controlling_thread()
-
-
-# Wide enough that BLAS would split its product between threads (OpenBLAS: m*n*k over 65536 * 4).
-WIDE = 512
-
-
-def test_a_model_runs_on_one_blas_thread_and_restores_the_setting(three_threads):
-    x = Input((WIDE,))
-    model = Model(x, Probe(2)(Dense(WIDE)(x)))
-    model(np.ones((2, WIDE), "float32"))
+    x = Input((8,))
+    model = Model(x, Probe(2)(Dense(8)(x)))
     model.compile(optimizer="sgd", loss="mse")
-    model.train_on_batch(np.ones((2, WIDE), "float32"), np.zeros((2, 2), "float32"))
-    assert Probe.seen == [{1}] * 3  # the call, training's forward and its backward
-    assert blas_threads_now() == {3}
+    return model
 
 
-def test_nested_and_concurrent_calls_restore_the_setting_once_the_last_ends(three_threads):
-    inner_input = Input((WIDE,))
-    inner = Model(inner_input, Probe(WIDE)(inner_input))
-    outer_input = Input((WIDE,))
-    model = Model(outer_input, Dense(2)(inner(inner(outer_input))))
-    errors = []
-
-    def predict_many():
-        try:
-            for _ in range(20):
-                model(np.ones((3, WIDE), "float32"))
-        except Exception as error:  # surfaced below: an assertion in a thread would be lost
-            errors.append(error)
-
-    workers = [threading.Thread(target=predict_many) for _ in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    assert errors == []
-    assert len(Probe.seen) == 4 * 20 * 2 and all(seen == {1} for seen in Probe.seen)
-    assert blas_threads_now() == {3}
-
-
-def test_a_threadpool_limits_block_of_another_thread_is_left_alone(monkeypatch):
-    monkeypatch.setattr(blas_threads.one_blas_thread, "user_choice", False)
-    Probe.seen = []
-    x = Input((WIDE,))
-    model = Model(x, Probe(WIDE)(x))
-    with threadpool_limits(3, user_api="blas"):  # this thread controls OpenBLAS until the block ends
-        worker = threading.Thread(target=model, args=(np.ones((2, WIDE), "float32"),))
-        worker.start()
-        worker.join()
-        assert Probe.seen == [{3}]
-        model(np.ones((2, WIDE), "float32"))  # from the controlling thread itself
-        assert Probe.seen == [{3}, {1}] and blas_threads_now() == {3}
-
-
-def test_a_thread_count_set_in_the_environment_is_left_alone(monkeypatch):
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
-    keeps_choice = blas_threads._OneBlasThread()
-    assert keeps_choice.user_choice
+def test_a_model_runs_on_the_threads_blas_has(restored):
     with threadpool_limits(3, user_api="blas"):
-        with keeps_choice:
-            assert blas_threads_now() == {3}
+        model = _probe_model()
+        model(np.ones((2, 8), "float32"))
+        model.train_on_batch(np.ones((2, 8), "float32"), np.zeros((2, 2), "float32"))
+    assert Probe.seen == [{3}] * 3  # the call, training's forward and its backward: nothing lowered
 
 
-def test_an_inference_too_small_for_threaded_blas_leaves_the_setting_alone(three_threads):
-    x = Input((6,))
-    model = Model(x, Probe(4)(x))  # 2 * 6 * 4 FLOPs a sample: one thread in BLAS up to batches of 10,922
-    model(np.ones((2, 6), "float32"))
-    model(np.ones((20_000, 6), "float32"))
-    assert Probe.seen == [{3}, {1}]
-    assert blas_threads_now() == {3}
+def test_set_num_threads_holds_blas_and_none_gives_the_threads_back(restored):
+    with threadpool_limits(3, user_api="blas"):
+        set_num_threads(1)
+        assert num_threads() == 1 and blas_threads_now() == {1}
+        model = _probe_model()
+        model.train_on_batch(np.ones((2, 8), "float32"), np.zeros((2, 2), "float32"))
+        assert Probe.seen == [{1}] * 2
+        set_num_threads(None)
+        assert blas_threads_now() == {3}
+    assert num_threads() == blas_threads.machine_threads()
 
 
-def test_an_inference_with_a_product_of_gigaflops_runs_on_blas_own_threads(three_threads):
-    x = Input((WIDE,))
-    model = Model(x, Probe(WIDE)(x))  # 2 * 512 * 512 FLOPs a sample: past 2 GFLOPs from batches of 3,815
-    model(np.ones((64, WIDE), "float32"))
-    model(np.ones((4_000, WIDE), "float32"))
-    assert Probe.seen == [{1}, {3}]
-    assert blas_threads_now() == {3}
+@pytest.mark.parametrize("count", [0, -2, 1.5, "2", True])
+def test_set_num_threads_refuses_what_is_not_a_positive_int(count):
+    with pytest.raises(ValueError, match=r"positive int or None .* received"):
+        set_num_threads(count)
+
+
+def test_the_default_is_every_core_this_process_may_use(monkeypatch):
+    for name in blas_threads.THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert blas_threads.machine_threads() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert blas_threads.machine_threads() == 3  # the user's own BLAS setting is the machine's count for us
+
+
+def _in_fresh_python(code, **environment):
+    env = {**os.environ, "PYTHONPATH": ROOT, **environment}
+    for name in blas_threads.THREAD_VARIABLES:
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def test_the_environment_variable_sets_the_count_at_import():
+    code = ("import engine; from threadpoolctl import threadpool_info; "
+            "print(engine.num_threads(), {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'})")
+    result = _in_fresh_python(code, NODEWEAVE_NUM_THREADS="1")
+    assert result.stdout.split() == ["1", "{1}"], result.stderr
+
+
+def test_a_bad_environment_variable_is_named_at_import():
+    result = _in_fresh_python("import engine", NODEWEAVE_NUM_THREADS="many")
+    assert result.returncode != 0 and "NODEWEAVE_NUM_THREADS must be a positive whole number" in result.stderr

@@ -31,7 +31,7 @@ def machine():
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
     return {
         "cores": os.cpu_count(),
-        "threads": int(THREADS),
+        "threads": THREADS if THREADS == "all" else int(THREADS),  # "all": each library's default
         "blas": f"{blas.get('name')} {blas.get('version')}",
         "python": platform.python_version(),
         "numpy": np.__version__,

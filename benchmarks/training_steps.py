@@ -2,10 +2,11 @@
 PyTorch CPU on the same architecture and batch (issue 29): seconds per step,
 medians of alternating runs, and their ratio.
 
-Threads: ``NODEWEAVE_BENCH_THREADS=1`` (the default) pins BLAS, OpenMP and
-torch to one thread; ``NODEWEAVE_BENCH_THREADS=all`` leaves every library at
-its own default (nodeweave's plan then chooses its BLAS threads itself, torch
-uses ``torch.get_num_threads()``), which is what a user gets.
+Threads: ``NODEWEAVE_BENCH_THREADS=1`` (the default) pins BLAS, OpenMP,
+nodeweave's own kernels and torch to one thread; ``NODEWEAVE_BENCH_THREADS=all``
+leaves every library at its own default (nodeweave: ``engine.num_threads()``,
+torch: ``torch.get_num_threads()``), which is what a user gets. The results go
+to ``training_steps.json``, or ``training_steps_threads_all.json`` for ``all``.
 
 Peak memory (ResNet50 only): each contender runs alone in a fresh subprocess
 (``--peak-memory NAME``), which builds its model and batch, resets the peak
@@ -105,14 +106,16 @@ def gan_models():
     from layers import Conv2D, Conv2DTranspose, Dense, GlobalMaxPooling2D, LeakyReLU, Reshape
 
     discriminator = Sequential([
-        Input(shape=(28, 28, 1)), Conv2D(64, 3, strides=2, padding="same"), LeakyReLU(0.2),
-        Conv2D(128, 3, strides=2, padding="same"), LeakyReLU(0.2), GlobalMaxPooling2D(), Dense(1)],
+        Input(shape=(28, 28, 1)), Conv2D(64, 3, strides=2, padding="same", name="d_conv3x3_1"),
+        LeakyReLU(0.2, name="d_leaky_1"), Conv2D(128, 3, strides=2, padding="same", name="d_conv3x3_2"),
+        LeakyReLU(0.2, name="d_leaky_2"), GlobalMaxPooling2D(name="d_max_pool"), Dense(1, name="d_dense")],
         name="discriminator")
     generator = Sequential([
-        Input(shape=(LATENT,)), Dense(7 * 7 * 128), LeakyReLU(0.2), Reshape((7, 7, 128)),
-        Conv2DTranspose(128, 4, strides=2, padding="same"), LeakyReLU(0.2),
-        Conv2DTranspose(128, 4, strides=2, padding="same"), LeakyReLU(0.2),
-        Conv2D(1, 7, padding="same", activation="sigmoid")], name="generator")
+        Input(shape=(LATENT,)), Dense(7 * 7 * 128, name="g_dense"), LeakyReLU(0.2, name="g_leaky_1"),
+        Reshape((7, 7, 128), name="g_reshape"),
+        Conv2DTranspose(128, 4, strides=2, padding="same", name="g_transpose_1"), LeakyReLU(0.2, name="g_leaky_2"),
+        Conv2DTranspose(128, 4, strides=2, padding="same", name="g_transpose_2"), LeakyReLU(0.2, name="g_leaky_3"),
+        Conv2D(1, 7, padding="same", activation="sigmoid", name="g_conv7x7")], name="generator")
     return generator, discriminator
 
 
@@ -127,7 +130,7 @@ class GanStep:
         self.generator, self.discriminator = gan_models()
         self.images = images
         self.loss = BinaryCrossentropy(from_logits=True)
-        self.d_optimizer, self.g_optimizer = Adam(3e-4), Adam(3e-4)
+        self.d_optimizer, self.g_optimizer = Adam(3e-4, name="d_adam"), Adam(3e-4, name="g_adam")
         self.rng = np.random.default_rng(0)
 
     def __call__(self):
@@ -401,7 +404,9 @@ def main(smoke=False):
 
     torch = load_torch()
     rows = []
-    print(f"threads: {THREADS} (torch: {torch.get_num_threads() if torch else '-'})")
+    from engine import num_threads
+
+    print(f"threads: {THREADS} (nodeweave: {num_threads()}, torch: {torch.get_num_threads() if torch else '-'})")
     print(f"{'case':>18} {'batch':>5} {'nodeweave ms':>13} {'torch ms':>9} {'ratio':>6} {'goal':>5}"
           f" {'nodeweave MB':>13} {'torch MB':>9}")
     for name, batch in cases(smoke):

@@ -1,0 +1,198 @@
+"""The MobileNetV3 and EfficientNet (V1, V2) builders of layers/applications/ against
+keras.applications: for the same arguments, the same layers and operations (class, name,
+output shape, parameters, inputs, main arguments), the same parameter count; Keras' weights
+files load into them with Keras' outputs; the models save to .keras and load back."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from engine import load_model
+from layers import applications as ours
+from tests.layers.test_application_builders import _is_automatic
+
+keras = pytest.importorskip("keras")
+
+# The arguments of a layer whose values must agree with Keras' (when both configs have them).
+_ARGUMENTS = ("filters", "kernel_size", "strides", "padding", "use_bias", "activation", "axis", "momentum",
+              "epsilon", "rate", "noise_shape", "scale", "offset", "keepdims", "max_value", "target_shape", "mean",
+              "variance", "kernel_initializer", "depthwise_initializer", "bias_initializer")
+
+
+def _class_name(operation):
+    """Keras' name for the operation's class: a recorded ``x + 3.0`` is a BinaryOp layer in nodeweave and an
+    ``Add`` operation (not a layer) in Keras."""
+    if type(operation).__name__ == "BinaryOp":
+        return "".join(part.title() for part in operation.get_config()["op"].split("_"))
+    return type(operation).__name__
+
+
+def _plain(value):
+    """A config value with tuples as lists, floats rounded, and initializers as (class name, config)."""
+    if isinstance(value, dict) and "class_name" in value:
+        config = {k: v for k, v in value.get("config", {}).items() if k != "seed" and v is not None}
+        return value["class_name"], _plain(config)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+def _arguments(operation):
+    config = operation.get_config() if hasattr(operation, "get_config") else {}
+    return {key: _plain(config[key]) for key in _ARGUMENTS if key in config}
+
+
+def _operations(model, operations, inbound_nodes):
+    """{key: (class, output shape, parameters, input keys, arguments)} of every layer and recorded operation; a
+    key is the name, or for an automatically named one, the class and the keys of its inputs."""
+    keys, rows = {}, {}
+    for operation in operations:  # inputs before the operations that read them, in both
+        class_name = _class_name(operation)
+        nodes = getattr(operation, inbound_nodes)
+        inputs = tuple(keys[id(tensor._keras_history[0])] for tensor in nodes[0].input_tensors) if nodes else ()
+        key = f"{class_name}<-{inputs}" if _is_automatic(operation.name, class_name) else operation.name
+        keys[id(operation)] = key
+        assert key not in rows, f"two operations of key {key}"
+        params = operation.count_params() if hasattr(operation, "count_params") else 0
+        rows[key] = (class_name, tuple(nodes[0].output_tensors[0].shape), params, inputs)
+    return rows, keys
+
+
+def assert_same_architecture(builder, reference, **kwargs):
+    model = getattr(ours, builder)(weights=None, **kwargs)
+    ours_rows, ours_keys = _operations(model, model.layers, "inbound_nodes")
+    keras_rows, keras_keys = _operations(reference, reference._operations, "_inbound_nodes")
+    assert sorted(ours_rows) == sorted(keras_rows)
+    for key, row in ours_rows.items():
+        assert row == keras_rows[key], key
+    keras_arguments = {keras_keys[id(op)]: _arguments(op) for op in reference._operations}
+    for layer in model.layers:
+        expected, received = keras_arguments[ours_keys[id(layer)]], _arguments(layer)
+        shared = expected.keys() & received.keys()
+        assert {k: received[k] for k in shared} == {k: expected[k] for k in shared}, layer.name
+    assert model.name == reference.name and model.count_params() == reference.count_params()
+    return model
+
+
+@pytest.fixture(scope="module")
+def keras_model():
+    """keras.applications' model for (builder, arguments), built once per module (the slow part: 10-60 s each
+    on shared cores, against ours in under a second)."""
+    built = {}
+
+    def build(builder, **kwargs):
+        key = (builder, tuple(sorted(kwargs.items())))
+        if key not in built:
+            built[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
+        return built[key]
+    return build
+
+
+SMALL = {"input_shape": (32, 32, 3)}
+CASES = [
+    pytest.param("MobileNetV3Small", {**SMALL, "minimalistic": True, "include_top": False, "pooling": "avg"},
+                 id="V3Small-minimalistic"),
+    pytest.param("MobileNetV3Small", {**SMALL, "classes": 10}, id="V3Small", marks=pytest.mark.slow),
+    pytest.param("MobileNetV3Small", {"input_shape": (40, 33, 3), "alpha": 0.75, "include_preprocessing": False,
+                                      "dropout_rate": 0.0, "classifier_activation": None},
+                 id="V3Small-narrow", marks=pytest.mark.slow),
+    pytest.param("MobileNetV3Large", {**SMALL, "classes": 10}, id="V3Large", marks=pytest.mark.slow),
+    pytest.param("MobileNetV3Large", {"alpha": 1.25, "include_top": False, "pooling": "max"}, id="V3Large-wide",
+                 marks=pytest.mark.slow),
+    pytest.param("EfficientNetB0", {**SMALL, "classes": 10}, id="B0", marks=pytest.mark.slow),
+    pytest.param("EfficientNetB0", {"include_top": False, "pooling": "max", "input_shape": (33, 47, 3)},
+                 id="B0-notop", marks=pytest.mark.slow),
+    pytest.param("EfficientNetV2B0", {**SMALL, "classes": 10}, id="V2B0", marks=pytest.mark.slow),
+    pytest.param("EfficientNetV2B0", {"include_top": False, "pooling": "avg", "include_preprocessing": False},
+                 id="V2B0-notop", marks=pytest.mark.slow),
+    pytest.param("EfficientNetV2B0", {"input_shape": (32, 32, 1), "include_top": False}, id="V2B0-gray",
+                 marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("builder, kwargs", CASES)
+def test_builder_makes_kerass_architecture(builder, kwargs, keras_model):
+    assert_same_architecture(builder, keras_model(builder, **kwargs), **kwargs)
+
+
+BIG = ["EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6",
+       "EfficientNetB7", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2S",
+       "EfficientNetV2M", "EfficientNetV2L"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("builder", BIG)
+def test_big_builder_has_kerass_parameters_and_layers(builder, keras_model):
+    model = getattr(ours, builder)(weights=None, **SMALL)
+    reference = keras_model(builder, **SMALL)
+    assert model.count_params() == reference.count_params()
+    assert Counter(type(layer).__name__ for layer in model.layers) == Counter(
+        type(layer).__name__ for layer in reference.layers)
+    assert [layer.name for layer in model.layers if not _is_automatic(layer.name, type(layer).__name__)] == [
+        layer.name for layer in reference.layers if not _is_automatic(layer.name, type(layer).__name__)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("builder, kwargs", [CASES[1], CASES[5], CASES[7]])
+def test_kerass_weights_file_loads_with_kerass_outputs(builder, kwargs, keras_model, tmp_path):
+    reference = keras_model(builder, **kwargs)
+    reference.save_weights(tmp_path / "k.weights.h5")
+    model = getattr(ours, builder)(weights=str(tmp_path / "k.weights.h5"), **kwargs)
+    x = np.random.default_rng(0).uniform(0, 255, size=(2, *reference.input.shape[1:])).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), reference.predict(x, verbose=0), atol=2e-5)
+
+
+# keras.applications' parameter counts at Keras' default arguments (1000 classes; MobileNetV3 at any size).
+KERAS_PARAMETERS = {"MobileNetV3Small": 2_554_968, "MobileNetV3Large": 5_507_432, "EfficientNetB0": 5_330_571,
+                    "EfficientNetV2B0": 7_200_312}
+
+
+@pytest.mark.parametrize("builder", sorted(KERAS_PARAMETERS))
+def test_default_architecture_has_kerass_parameter_count(builder):
+    model = getattr(ours, builder)(weights=None)
+    assert model.count_params() == KERAS_PARAMETERS[builder]
+    assert model.output.shape == (None, 1000) and model.layers[-1].name == "predictions"
+
+
+@pytest.mark.parametrize("builder, kwargs", [
+    ("MobileNetV3Small", {"minimalistic": True}),
+    ("EfficientNetB0", {"include_top": False, "pooling": "avg"}),
+    ("EfficientNetV2B0", {"include_top": False, "pooling": "max"}),
+])
+def test_model_round_trips_through_a_keras_file(builder, kwargs, tmp_path):
+    model = getattr(ours, builder)(weights=None, input_shape=(32, 32, 3), **kwargs)
+    model.save(tmp_path / "m.keras")
+    loaded = load_model(tmp_path / "m.keras")
+    assert [layer.name for layer in loaded.layers] == [layer.name for layer in model.layers]
+    x = np.random.default_rng(1).uniform(0, 255, size=(2, 32, 32, 3)).astype("float32")
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_a_built_architecture_runs_and_trains():
+    model = ours.EfficientNetV2B0(weights=None, input_shape=(32, 32, 3), classes=3)
+    x = np.random.default_rng(0).uniform(0, 255, size=(2, 32, 32, 3)).astype("float32")
+    assert model.predict(x, verbose=0).shape == (2, 3)
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    assert np.isfinite(model.train_on_batch(x, np.array([0, 2])))
+
+
+def test_imagenet_is_refused_with_what_to_do_and_small_inputs_are_refused():
+    with pytest.raises(ValueError, match=r"MobileNetV3Large\(weights='imagenet'\): nodeweave does not download .*"
+                                         r"\.save\('mobilenetv3large.keras'\)"):
+        ours.MobileNetV3Large()
+    with pytest.raises(ValueError, match=r"EfficientNetV2S\(weights='imagenet'\)"):
+        ours.EfficientNetV2S()
+    with pytest.raises(ValueError, match=r"at least 32x32; Received: input_shape=\(31, 64, 3\)"):
+        ours.EfficientNetB0(weights=None, input_shape=(31, 64, 3))
+
+
+def test_default_input_shapes_follow_keras():
+    """MobileNetV3 pools globally, so even its classifier takes any size; EfficientNets' classifiers want theirs."""
+    assert ours.MobileNetV3Small(weights=None).input.shape == (None, None, None, 3)
+    assert ours.EfficientNetB0(weights=None).input.shape == (None, 224, 224, 3)
+    assert ours.EfficientNetV2B0(weights=None, include_top=False).input.shape == (None, None, None, 3)

@@ -69,7 +69,7 @@ def open_source(x, y, sample_weight, class_weight, batch_size: int | None, shuff
         >>> open_source(np.ones((4, 2)), np.ones(4), None, None, 32, True, None) is None
         True
     """
-    if isinstance(x, (PyDataset, Iterator)):
+    if is_batch_source(x):
         kind = "PyDataset" if isinstance(x, PyDataset) else "generator"
         for name, value, holds in (("y", y, "the targets"), ("sample_weight", sample_weight, "the sample weights")):
             if value is not None:
@@ -95,6 +95,16 @@ def open_source(x, y, sample_weight, class_weight, batch_size: int | None, shuff
     if any(is_streamed(leaf) for leaf in tree.flatten((x, y, sample_weight))):
         return StreamedArrays((x, y, sample_weight), prepare_batch)
     return None
+
+
+def is_batch_source(value) -> bool:
+    """Whether ``value`` yields whole batches itself: a PyDataset or a generator.
+
+    Example:
+        >>> is_batch_source(iter([])), is_batch_source(np.ones(3))
+        (True, False)
+    """
+    return isinstance(value, (PyDataset, Iterator))
 
 
 def is_streamed(value) -> bool:

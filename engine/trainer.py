@@ -10,7 +10,7 @@ from engine.autodiff import GradientTape, record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
 from engine.data_adapter import _apply_class_weight, check_batch_size, check_steps, prepare, unpack_batch
-from engine.data_sources import open_source
+from engine.data_sources import is_batch_source, open_source
 from engine.epoch_iterator import EpochIterator
 from engine.metrics import Mean
 from engine.progress import ProgressLogger, format_logs
@@ -361,11 +361,6 @@ class Trainer:
         results += [logs[key] for key in sorted(logs) if key not in names]
         return results[0] if len(results) == 1 else results
 
-    @property
-    def trainable_variables(self):
-        """The trainable weights (Keras 3's other name for them)."""
-        return self.trainable_weights
-
     def _require_compiled(self, what, x=None):
         """Raises unless compiled; builds a subclassed model on ``x`` (when given)
         and resolves its losses and metrics against its outputs when that is
@@ -626,16 +621,18 @@ class Trainer:
             callback_list.on_test_batch_end(step, logs)
         return logs
 
-    def evaluate(self, x=None, y=None, batch_size=32, verbose="auto", sample_weight=None,
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  callbacks=None, return_dict=False):
         """Computes the loss (and metrics) of the model on data, in batches, without training.
 
         Args:
             x: the inputs, as for ``fit``: arrays in the structure of the
                 model's inputs (``numpy.memmap`` and zarr arrays are read a batch
-                at a time; Dask arrays are scored chunk by chunk on Dask's scheduler).
+                at a time; Dask arrays are scored chunk by chunk on Dask's scheduler),
+                or a PyDataset or generator yielding ``(x, y)`` or ``(x, y, sample_weight)`` batches.
             y: the targets, in the structure of the outputs.
-            batch_size: samples per batch.
+            batch_size: samples per batch (None: 32; a PyDataset or generator
+                yields whole batches).
             verbose: 0 silent, 1 or 2 (or "auto") print the results.
             sample_weight: a weight per sample (or per output), arrays.
             callbacks: Callback objects (their ``on_test_*`` methods are called).
@@ -663,9 +660,13 @@ class Trainer:
         if dask_arrays.holds_dask_array(x, y, sample_weight):
             return dask_arrays.evaluate(self, x, y, batch_size, verbose, sample_weight, callbacks, return_dict)
         custom = self._custom_test()
-        self._require_compiled("evaluate", None if custom else x)
+        if is_batch_source(x):  # batches as the source yields them, each prepared as it comes
+            self._require_compiled("evaluate")
+            data = self._fit_source("evaluate()", x, y, sample_weight, batch_size=batch_size, raw=custom)
+        else:
+            self._require_compiled("evaluate", None if custom else x)
+            data = (self._step_data if custom else self._training_data)("evaluate()", x, y, sample_weight)
         batch_size = check_batch_size(batch_size)
-        data = (self._step_data if custom else self._training_data)("evaluate()", x, y, sample_weight)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_test_begin({})
         logs = self._evaluate_data(data, batch_size, callback_list)
@@ -674,14 +675,15 @@ class Trainer:
             print(format_logs(logs))
         return logs if return_dict else self._ordered_results(logs)
 
-    def predict(self, x, batch_size=32, verbose="auto", callbacks=None, outputs=None):
+    def predict(self, x, batch_size=None, verbose="auto", callbacks=None, outputs=None):
         """Runs the model over ``x`` in batches, in inference mode (dropout off, moving statistics used).
 
         Args:
             x: the inputs: arrays in the structure of the model's inputs
                 (``numpy.memmap`` and zarr arrays are read a batch at a time; Dask
                 arrays give lazy Dask arrays, a block per chunk of ``x``).
-            batch_size: samples per batch.
+            batch_size: samples per batch (None: 32; a PyDataset or generator
+                yields whole batches, whose targets, if any, predict ignores).
             verbose: accepted for Keras' signature; ``predict`` prints nothing.
             callbacks: Callback objects (their ``on_predict_*`` methods are called).
             outputs: intermediate tensors to return instead of the model's
@@ -714,16 +716,23 @@ class Trainer:
                     "model ending at those tensors and predict with it: graph.extract(model, outputs=...).predict(x)."
                 )
             return dask_arrays.predict(self, x, batch_size, callbacks)
-        batch_size = check_batch_size(batch_size)
         if self._overrides("predict_step"):
             if outputs is not None:
                 raise ValueError(f"predict(outputs=...) of model {self.name!r} runs the model's own graph, but the "
                                  "model overrides predict_step: call predict_step yourself, or predict without it.")
-            data = StepData(x)
+            def prepare_inputs(inputs, *_):
+                return StepData(inputs)
+
             run, pack = self._predict_steps, self._pack_predictions
         else:
-            data = prepare(self, x)
+            def prepare_inputs(inputs, *_):
+                return prepare(self, inputs)
+
             run, pack = self._run_flat, self._pack_outputs
+        # A PyDataset or generator yields whole batches, targets maybe among them: predict reads the inputs
+        data = open_source(x, None, None, None, batch_size, False, prepare_inputs) if is_batch_source(x) else None
+        data = prepare_inputs(x) if data is None else data
+        batch_size = check_batch_size(batch_size)
         if outputs is not None:
             from engine.requested_outputs import requested_plan  # imports Functional, which imports this module
 

@@ -1,6 +1,6 @@
 """Utilities: the global random state and session, and the data helpers Keras
 examples call (``to_categorical``, ``normalize``, ``pad_sequences``, ``split_dataset``,
-``PyDataset``, also ``engine.PyDataset``)."""
+``timeseries_dataset_from_array``, ``PyDataset``, also ``engine.PyDataset``)."""
 
 import numpy as np
 
@@ -8,6 +8,7 @@ from engine.py_dataset import PyDataset
 from engine.utils.dataset import split_dataset
 from engine.utils.numerical import normalize, to_categorical
 from engine.utils.sequences import pad_sequences
+from engine.utils.timeseries import timeseries_dataset_from_array
 
 _generator = np.random.default_rng()
 
@@ -38,4 +39,4 @@ def clear_session() -> None:
 
 
 __all__ = ["set_random_seed", "random_generator", "clear_session", "to_categorical", "normalize", "pad_sequences",
-           "split_dataset", "PyDataset"]
+           "split_dataset", "timeseries_dataset_from_array", "PyDataset"]

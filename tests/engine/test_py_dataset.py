@@ -54,3 +54,18 @@ def test_fit_warns_as_keras_when_a_subclass_skipped_super_init():
     with pytest.warns(UserWarning, match=r"^Your `PyDataset` class should call `super\(\).__init__\(\*\*kwargs\)`"):
         history = model.fit(Forgetful(), verbose=0)
     assert len(history.history["loss"]) == 1
+
+
+def test_evaluate_and_predict_read_a_dataset_or_a_generator_batch_by_batch():
+    x = Input((1,))
+    model = Model(x, Dense(1, kernel_initializer="ones", bias_initializer="zeros")(x))
+    model.compile(optimizer="sgd", loss="mse")
+    # batches of x = index, y = 1: squared errors (i - 1)^2 over batches 0, 1, 2 average 2/3
+    assert model.evaluate(_Ones(3), verbose=0) == pytest.approx(2 / 3)
+    assert model.predict(_Ones(3), verbose=0)[:, 0].tolist() == [0, 0, 1, 1, 2, 2]  # the targets are ignored
+    generator = (np.full((2, 1), float(i)) for i in range(2))  # inputs only
+    assert model.predict(generator, verbose=0)[:, 0].tolist() == [0, 0, 1, 1]
+    with pytest.warns(UserWarning, match="`batch_size=8` is ignored"):
+        model.predict(_Ones(1), batch_size=8, verbose=0)
+    with pytest.raises(ValueError, match="When providing `x` as a PyDataset, `y` should not be passed"):
+        model.evaluate(_Ones(1), np.ones((2, 1)), verbose=0)

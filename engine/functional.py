@@ -58,6 +58,13 @@ class Functional(Model):
         self._init_graph(inputs, outputs)
 
     def _init_graph(self, inputs, outputs):
+        for role, structure in (("inputs", inputs), ("outputs", outputs)):
+            for value in tree.flatten(structure):
+                if not isinstance(value, KerasTensor):
+                    raise ValueError(
+                        f"All `{role}` values must be KerasTensors (from Input() or from calling a layer on one), "
+                        f"but model {self.name!r} received {type(value).__name__}: {value!r}."
+                    )
         self._inputs_struct = inputs
         self._outputs_struct = outputs
         self._graph_plan = ExecutionPlan(tree.flatten(inputs), tree.flatten(outputs))
@@ -540,7 +547,7 @@ def _check_shape(received, expected, index, input_name, model_name):
     ):
         raise ValueError(
             f"Input {index} ({input_name!r}) of model {model_name!r} is incompatible with the model: "
-            f"expected shape {expected}, but received input with shape {tuple(received)}."
+            f"expected shape={expected}, found shape={tuple(received)}."
         )
 
 

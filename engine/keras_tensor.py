@@ -315,6 +315,30 @@ class KerasTensor:
         return SqueezeOp(axis)(self)
 
 
+def is_keras_tensor(x) -> bool:
+    """Whether ``x`` is a symbolic tensor (a KerasTensor from ``Input`` or a layer call).
+
+    Example:
+        >>> from engine import Input
+        >>> is_keras_tensor(Input(shape=(2,))), is_keras_tensor(1.0)
+        (True, False)
+    """
+    return isinstance(x, KerasTensor)
+
+
+def any_symbolic_tensors(args=(), kwargs=None) -> bool:
+    """Whether any value in ``args`` or ``kwargs`` (nested in lists, tuples and dicts) is a KerasTensor.
+
+    Example:
+        >>> import numpy as np
+        >>> any_symbolic_tensors([np.ones(2), [KerasTensor((None, 2))]]), any_symbolic_tensors([np.ones(2)])
+        (True, False)
+    """
+    from engine import tree
+
+    return any(isinstance(x, KerasTensor) for x in tree.flatten((args, kwargs or {})))
+
+
 def _binary(op, left, right):
     if any(x is None or isinstance(x, str) for x in (left, right)):
         return NotImplemented  # `x != None` compares identity; `x + "a"` is a TypeError

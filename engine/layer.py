@@ -275,6 +275,27 @@ class Layer(Module):
         return [v for v, trainable in self._weights_with_trainability() if not trainable]
 
     @property
+    def variables(self):
+        """Keras 3's name for ``weights`` (every state a layer holds is a weight here)."""
+        return self.weights
+
+    @property
+    def trainable_variables(self):
+        """Keras 3's name for ``trainable_weights``."""
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self):
+        """Keras 3's name for ``non_trainable_weights``."""
+        return self.non_trainable_weights
+
+    def _flatten_layers(self, include_self=True, recursive=True):
+        """This layer (with ``include_self``), then its sub-layers: all below it, or only
+        its direct children when not ``recursive`` (Keras' walk, used by its tools)."""
+        below = self._submodules() if recursive else self._child_modules()
+        return [self] * include_self + [module for module in below if isinstance(module, Layer)]
+
+    @property
     def losses(self):
         """The losses this layer and its sub-layers added in their last call
         (``add_loss``), then the penalties of the trainable weights'

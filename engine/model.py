@@ -355,6 +355,11 @@ class Model(Trainer, Layer):
             self._run_flat([a[:1] for a in self._standardize_inputs(x)])
 
     @property
+    def compiled(self) -> bool:
+        """Whether ``compile()`` has run on this model (Keras' flag)."""
+        return getattr(self, "_compile_args", None) is not None
+
+    @property
     def outputs(self):
         """Symbolic stand-ins (shape and dtype) of the outputs, once the model has run."""
         self._require_outputs("outputs")

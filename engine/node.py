@@ -96,6 +96,11 @@ class Node:
                 tensor._set_history(outbound_layer, node_index, tensor_index)
 
     @property
+    def operation(self):
+        """Keras 3's name for ``outbound_layer``: the layer this Node is a call of."""
+        return self.outbound_layer
+
+    @property
     def inbound_layers(self):
         """Per input tensor, the layer that produced it."""
         return [t._keras_history.layer for t in self.input_tensors]

@@ -214,7 +214,7 @@ class Sequential(Functional):
     def layers(self, _):
         raise AttributeError(
             f"`Model.layers` attribute is reserved and should not be set (Sequential model {self.name!r}). "
-            "Use add() and pop() to change the layers in this model."
+            "Use `add()` and `pop()` to change the layers in this model."
         )
 
     def build(self, input_shape=None):

@@ -1,7 +1,7 @@
 """What Keras' ``keras.backend`` reports, answered for nodeweave: NumPy computes in
 float32, with Keras' fuzz factor 1e-7 and channels-last images."""
 
-from engine.keras_tensor import KerasTensor
+from engine.keras_tensor import is_keras_tensor  # noqa: F401  (keras.backend.is_keras_tensor)
 from engine.losses.loss import EPSILON
 
 
@@ -43,14 +43,3 @@ def backend() -> str:
         'numpy'
     """
     return "numpy"
-
-
-def is_keras_tensor(x) -> bool:
-    """Whether ``x`` is a symbolic tensor (a KerasTensor from ``Input`` or a layer call).
-
-    Example:
-        >>> from engine import Input
-        >>> is_keras_tensor(Input(shape=(2,))), is_keras_tensor(1.0)
-        (True, False)
-    """
-    return isinstance(x, KerasTensor)

@@ -184,8 +184,10 @@ def test_duplicate_layer_names_are_rejected():
 
 
 def test_non_symbolic_model_inputs_are_rejected():
-    with pytest.raises(TypeError, match="must be KerasTensors .* received ndarray"):
+    with pytest.raises(ValueError, match="All `inputs` values must be KerasTensors .* received ndarray"):
         Model(np.zeros((1, 2)), Input(shape=(2,)))
+    with pytest.raises(ValueError, match="All `outputs` values must be KerasTensors .* received str: 'out'"):
+        Model({"a": Input(shape=(2,))}, "out")
 
 
 def test_wrong_number_or_shape_of_arrays_at_call_time():
@@ -193,9 +195,9 @@ def test_wrong_number_or_shape_of_arrays_at_call_time():
     model = Model([a, b], Dense(1)(a) + Dense(1)(b), name="pair")
     with pytest.raises(ValueError, match=r"Model 'pair' expects 2 input\(s\) \['a', 'b'\], but it received 1"):
         model(np.zeros((1, 2)))
-    with pytest.raises(ValueError, match=r"Input 1 \('b'\) of model 'pair' is incompatible with the model: expected shape \(None, 3\), but received input with shape \(1, 4\)"):
+    with pytest.raises(ValueError, match=r"Input 1 \('b'\) of model 'pair' is incompatible with the model: expected shape=\(None, 3\), found shape=\(1, 4\)"):
         model([np.zeros((1, 2)), np.zeros((1, 4))])
-    with pytest.raises(ValueError, match=r"expected shape \(None, 2\)"):
+    with pytest.raises(ValueError, match=r"expected shape=\(None, 2\), found shape=\(None, 3\)"):
         model(Input(shape=(5,)) if False else [Input(shape=(3,)), Input(shape=(3,))])
 
 
@@ -272,5 +274,5 @@ def test_the_batch_axis_of_an_input_with_a_batch_shape_is_not_checked_as_in_kera
     model = Model(inputs, Dense(2)(inputs))
     for each in (theirs, model):
         assert np.asarray(each.predict(np.ones((32, 5), "float32"), batch_size=32, verbose=0)).shape == (32, 2)
-    with pytest.raises(ValueError, match=r"expected shape \(16, 5\), but received input with shape \(32, 4\)"):
+    with pytest.raises(ValueError, match=r"expected shape=\(16, 5\), found shape=\(32, 4\)"):
         model(np.ones((32, 4), "float32"))

@@ -41,3 +41,13 @@ def test_history_is_stamped_once():
     inp = Input(shape=(2,))
     with pytest.raises(ValueError, match="already comes from layer"):
         inp._set_history(None, 0, 0)
+
+
+def test_is_keras_tensor_and_any_symbolic_tensors_look_through_nesting():
+    from engine.keras_tensor import any_symbolic_tensors, is_keras_tensor
+
+    symbolic = KerasTensor((None, 3))
+    assert is_keras_tensor(symbolic) and not is_keras_tensor(np.ones(3))
+    assert any_symbolic_tensors(args=[np.ones(2), {"deep": (1, symbolic)}])
+    assert any_symbolic_tensors(kwargs={"mask": symbolic})
+    assert not any_symbolic_tensors(args=[np.ones(2), 3.0], kwargs={"y": np.ones(1)})

@@ -111,6 +111,33 @@ def test_weights_are_tracked_with_paths_and_split_by_trainability():
     assert len(layer.non_trainable_weights) == 4
 
 
+def test_keras_variable_names_and_the_walk_over_sub_layers():
+    class Block(Layer):
+        def build(self, input_shape):
+            self.count = self.add_weight(shape=(), initializer="zeros", trainable=False, name="count")
+            self.dense = Dense(2, name="dense_in_block")
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    class Outer(Layer):
+        def build(self, input_shape):
+            self.block = Block(name="block")
+            self.head = Dense(1, name="head")
+
+        def call(self, inputs):
+            return self.head(self.block(inputs))
+
+    layer = Outer(name="outer")
+    layer(np.ones((1, 3)))
+    assert layer.variables == layer.weights and len(layer.variables) == 5
+    assert [v.path for v in layer.trainable_variables] == [
+        "dense_in_block/kernel", "dense_in_block/bias", "head/kernel", "head/bias"]
+    assert [v.path for v in layer.non_trainable_variables] == ["block/count"]
+    assert [sub.name for sub in layer._flatten_layers()] == ["outer", "block", "dense_in_block", "head"]
+    assert [sub.name for sub in layer._flatten_layers(include_self=False, recursive=False)] == ["block", "head"]
+
+
 def test_get_and_set_weights_round_trip_and_errors():
     layer = Dense(3)
     layer(np.ones((2, 4)))

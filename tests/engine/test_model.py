@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from engine import Input, Model, Sequential
+from engine import Input, Model, Sequential, clone_model
 from layers import Dense
 
 
@@ -40,3 +40,10 @@ def test_frozen_sub_layers_leave_the_trainable_weights():
     model.get_layer("hidden").trainable = True
     assert len(model.trainable_weights) == 4
     np.testing.assert_array_equal(model.get_weights()[0], model.get_layer("hidden").kernel.value)
+
+
+def test_compiled_says_whether_compile_ran_and_a_clone_keeps_it():
+    model = _model()
+    assert model.compiled is False and clone_model(model).compiled is False
+    model.compile(optimizer="adam", loss="mse")
+    assert model.compiled is True and clone_model(model).compiled is True

@@ -68,3 +68,11 @@ def test_model_graph_is_made_of_the_same_nodes():
     y = Dense(1)(x)
     model = Model(x, y)
     assert [step.node for step in model.plan.steps] == [y._keras_history.layer.inbound_nodes[0]]
+
+
+def test_operation_is_the_layer_the_node_is_a_call_of():
+    x = Input(shape=(2,))
+    first, second = Dense(3), Dense(1)
+    y = second(first(x))
+    assert first.inbound_nodes[0].operation is first
+    assert y._keras_history.layer.inbound_nodes[0].operation is second

@@ -28,7 +28,7 @@ def test_sequential_builds_on_first_call_when_shape_unknown():
     assert model.weights == []
     assert model(np.ones((5, 7))).shape == (5, 1)
     assert model.layers[0].kernel.shape == (7, 2)
-    with pytest.raises(ValueError, match="Input 0 .* expected shape \\(None, 7\\)"):
+    with pytest.raises(ValueError, match="Input 0 .* expected shape=\\(None, 7\\)"):
         model(np.ones((5, 6)))
 
 

@@ -194,7 +194,7 @@ def test_compute_output_shape_of_a_built_model_checks_its_input_shape():
     assert ours.compute_output_shape((1, 2)) == theirs.compute_output_shape((1, 2)) == (1, 8)
     error = same_error(lambda: ours.compute_output_shape((None, 3)),
                         lambda: theirs.compute_output_shape((None, 3)), "incompatible")
-    assert "expected shape (None, 2)" in str(error)
+    assert "expected shape=(None, 2)" in str(error)
 
 
 def test_time_distributed_takes_an_unbuilt_sequential():
@@ -309,7 +309,7 @@ def test_the_layers_attribute_is_reserved():
     our_error = raised(lambda: setattr(Sequential(), "layers", [Dense(4)]))
     their_error = raised(lambda: setattr(keras.Sequential(), "layers", [KL.Dense(4)]))
     assert type(our_error) is type(their_error) is AttributeError
-    assert "Use add() and pop()" in str(our_error) and "reserved" in str(our_error)
+    assert "Use `add()` and `pop()`" in str(our_error) and "reserved" in str(our_error)
 
     class Subclassed(Model):
         def call(self, inputs):

@@ -20,7 +20,13 @@ eps=1e-7). ResNet50 puts the stride of a downsampling block on its first 1x1
 convolution in both (Keras' ``keras.applications`` placement; torchvision v1.5
 puts it on the 3x3), with biases on the convolutions as Keras has them.
 Keras 3 with TensorFlow is not installed here, so the GAN step has no
-Keras/TensorFlow figure.
+Keras/TensorFlow figure. Keras 3 on JAX is not a contender either: the same
+GAN step written with ``stateless_call`` and ``jax.jit`` (as ``fit`` compiles
+it) took 135 to 165 s per step on one XLA thread, on a machine with a load of
+16 on 2 cores, which would make every run of this benchmark last 15 minutes.
+
+Usage: ``python -m benchmarks.training_steps [CASE ...] [--smoke]``, CASE being
+names of ``GOALS`` (default: all; a subset still writes the results file).
 """
 
 import os
@@ -265,13 +271,17 @@ class GanStepTorch:
 
 
 # ------------------------------------------------------------------ the cases
-def cases(smoke):
-    """``[(name, batch)]`` of issue 29 (smaller sizes in smoke mode)."""
+def cases(smoke, only=()):
+    """``[(name, batch)]`` of issue 29 (smaller sizes in smoke mode), those named in ``only`` when given."""
     if smoke:
-        return [("digits CNN", 2), ("small ResNet", 2), ("MobileNet blocks", 2), ("ResNet50", 2), ("LSTM", 2),
-                ("GRU", 2), ("GAN step", 2)]
-    return [("digits CNN", 32), ("small ResNet", 32), ("small ResNet", 128), ("MobileNet blocks", 32),
-            ("MobileNet blocks", 128), ("ResNet50", 16), ("LSTM", 64), ("GRU", 64), ("GAN step", 64)]
+        chosen = [(name, 2) for name in GOALS]
+    else:
+        chosen = [("digits CNN", 32), ("small ResNet", 32), ("small ResNet", 128), ("MobileNet blocks", 32),
+                  ("MobileNet blocks", 128), ("ResNet50", 16), ("LSTM", 64), ("GRU", 64), ("GAN step", 64)]
+    unknown = set(only) - set(GOALS)
+    if unknown:
+        raise ValueError(f"Unknown case(s) {sorted(unknown)}; known: {list(GOALS)}.")
+    return [(name, batch) for name, batch in chosen if not only or name in only]
 
 
 def shape_and_classes(name, smoke):
@@ -399,7 +409,7 @@ def measure_peak_memory(contender, name, batch, smoke):
 
 
 # ------------------------------------------------------------------ main
-def main(smoke=False):
+def main(smoke=False, only=()):
     from benchmarks.harness import measure, save
 
     torch = load_torch()
@@ -409,7 +419,7 @@ def main(smoke=False):
     print(f"threads: {THREADS} (nodeweave: {num_threads()}, torch: {torch.get_num_threads() if torch else '-'})")
     print(f"{'case':>18} {'batch':>5} {'nodeweave ms':>13} {'torch ms':>9} {'ratio':>6} {'goal':>5}"
           f" {'nodeweave MB':>13} {'torch MB':>9}")
-    for name, batch in cases(smoke):
+    for name, batch in cases(smoke, only):
         contenders = {"nodeweave": ours_step(name, batch, smoke)}
         if torch is not None:
             contenders["torch"] = torch_step(torch, name, batch, smoke)
@@ -448,4 +458,4 @@ if __name__ == "__main__":
         contender, name, batch = sys.argv[sys.argv.index("--peak-memory") + 1:][:3]
         print(json.dumps({"peak_mb": peak_step_memory(contender, name, int(batch), smoke)}))
     else:
-        main(smoke=smoke)
+        main(smoke=smoke, only=[a for a in sys.argv[1:] if not a.startswith("-")])

@@ -79,3 +79,11 @@ def test_one_thread_pins_blas_and_torch_and_all_leaves_their_defaults():
     assert threads_seen("1") == ["1", "1"]
     torch_default = threads_seen("all", "import torch; print(torch.get_num_threads())")
     assert threads_seen("all") == ["None", *torch_default]
+
+
+def test_cases_can_be_narrowed_by_name_and_unknown_names_are_refused():
+    assert training_steps.cases(False, ["LSTM", "small ResNet"]) == [("small ResNet", 32), ("small ResNet", 128),
+                                                                       ("LSTM", 64)]
+    assert [name for name, _ in training_steps.cases(True)] == list(training_steps.GOALS)
+    with pytest.raises(ValueError, match=r"Unknown case\(s\) \['LTSM'\]; known: \['digits CNN'"):
+        training_steps.cases(False, ["LTSM"])

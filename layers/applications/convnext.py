@@ -146,9 +146,10 @@ def ConvNeXtLarge(include_top=True, include_preprocessing=True, weights="imagene
         include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,
             classifier_activation, name: as ``ConvNeXtTiny``'s.
 
-    Example:
-        >>> ConvNeXtLarge(weights=None, include_top=False, pooling="avg").output.shape
-        (None, 1536)
+    Example (with ``weights=None``, 197,767,336 parameters at the defaults; Keras' are not downloaded):
+        >>> ConvNeXtLarge()
+        Traceback (most recent call last):
+        ValueError: ConvNeXtLarge(weights='imagenet'): nodeweave does not download pretrained weights. ...
     """
     return _convnext("ConvNeXtLarge", "large", include_top, include_preprocessing, weights, input_tensor, input_shape,
                      pooling, classes, classifier_activation, name)
@@ -163,9 +164,10 @@ def ConvNeXtXLarge(include_top=True, include_preprocessing=True, weights="imagen
         include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,
             classifier_activation, name: as ``ConvNeXtTiny``'s.
 
-    Example:
-        >>> ConvNeXtXLarge(weights=None, include_top=False, pooling="avg").output.shape
-        (None, 2048)
+    Example (with ``weights=None``, 350,196,968 parameters at the defaults; Keras' are not downloaded):
+        >>> ConvNeXtXLarge()
+        Traceback (most recent call last):
+        ValueError: ConvNeXtXLarge(weights='imagenet'): nodeweave does not download pretrained weights. ...
     """
     return _convnext("ConvNeXtXLarge", "xlarge", include_top, include_preprocessing, weights, input_tensor,
                      input_shape, pooling, classes, classifier_activation, name)

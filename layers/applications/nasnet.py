@@ -67,9 +67,11 @@ def normal_cell(ip, p, filters: int, block_id: str):
     p = _adjust(p, ip, filters, block_id)
     h = _bn(f"normal_bn_1_{block_id}")(_conv_1x1(Activation("relu")(ip), filters, f"normal_conv_1_{block_id}"))
     x1 = add([separable_conv_block(h, filters, 5, block_id=f"normal_left1_{block_id}"),
-              separable_conv_block(p, filters, 3, block_id=f"normal_right1_{block_id}")], name=f"normal_add_1_{block_id}")
+              separable_conv_block(p, filters, 3, block_id=f"normal_right1_{block_id}")],
+             name=f"normal_add_1_{block_id}")
     x2 = add([separable_conv_block(p, filters, 5, block_id=f"normal_left2_{block_id}"),
-              separable_conv_block(p, filters, 3, block_id=f"normal_right2_{block_id}")], name=f"normal_add_2_{block_id}")
+              separable_conv_block(p, filters, 3, block_id=f"normal_right2_{block_id}")],
+             name=f"normal_add_2_{block_id}")
     x3 = add([_avg_pool(h, 1, f"normal_left3_{block_id}"), p], name=f"normal_add_3_{block_id}")
     x4 = add([_avg_pool(p, 1, f"normal_left4_{block_id}"), _avg_pool(p, 1, f"normal_right4_{block_id}")],
              name=f"normal_add_4_{block_id}")
@@ -166,7 +168,7 @@ def NASNetLarge(input_shape=None, include_top=True, weights="imagenet", input_te
     Example:
         >>> model = NASNetLarge(weights=None, input_shape=(32, 32, 3), classes=10)
         >>> model.output.shape, model.count_params()
-        ((None, 10), 84957950)
+        ((None, 10), 84957148)
     """
     return _nasnet("NASNetLarge", input_shape, penultimate_filters=4032, num_blocks=6, stem_block_filters=96,
                    skip_reduction=True, include_top=include_top, weights=weights, input_tensor=input_tensor,

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from engine.keras_format.write_order import keras_operations
 from layers import applications as ours
 
 keras = pytest.importorskip("keras")
@@ -24,14 +25,13 @@ def _suffix(name: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def architecture(model, operations) -> dict:
-    """{key: (class, output shape, parameters, input keys)} of ``operations`` (the model's layers and,
-    in Keras, the ``keras.ops`` calls that nodeweave records as layers).
+def architecture(operations, inbound_nodes: str) -> dict:
+    """{key: (class, output shape, parameters, input keys)} of a model's ``operations`` (its layers and,
+    in Keras, the ``keras.ops`` calls that nodeweave records as layers), in their order.
 
     A named layer's key is its name; an automatically named one's is its class and its rank among
     the model's layers of that class by the number the session gave it (``conv2d#3``: the fourth
-    Conv2D created), so the comparison also checks that both builders create layers in one order
-    (the order in which Keras' ``.h5`` weights files list them)."""
+    Conv2D created), so that both builders must also create their layers in one order."""
     automatic = {}
     for layer in operations:
         class_name = _class(layer)
@@ -42,7 +42,7 @@ def architecture(model, operations) -> dict:
     rows = {}
     for layer in operations:
         key = keys.setdefault(id(layer), layer.name)
-        nodes = getattr(layer, "inbound_nodes", None) or getattr(layer, "_inbound_nodes")
+        nodes = getattr(layer, inbound_nodes)
         inputs = tuple(keys[id(tensor._keras_history[0])] for tensor in nodes[0].input_tensors)
         count = layer.count_params() if hasattr(layer, "count_params") else 0
         assert key not in rows, f"two layers of key {key}"
@@ -57,36 +57,144 @@ def _class(layer) -> str:
     return type(layer).__name__
 
 
-_KERAS_MODELS = {}
+@pytest.fixture(scope="module")
+def keras_model():
+    """``keras_model(builder, **kwargs)``: ``keras.applications.<builder>(weights=None, **kwargs)``, built once
+    per module (Keras 3 on JAX takes 30-130 s for InceptionV3 on shared cores, nodeweave 0.3-2 s)."""
+    built = {}
+
+    def build(builder, **kwargs):
+        key = (builder, tuple(sorted(kwargs.items())))
+        if key not in built:
+            built[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
+        return built[key]
+
+    return build
 
 
-def _keras_model(builder, kwargs):
-    key = (builder, tuple(sorted(kwargs.items())))
-    if key not in _KERAS_MODELS:
-        _KERAS_MODELS[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
-    return _KERAS_MODELS[key]
-
-
-def assert_same_architecture(builder, **kwargs):
+def assert_same_architecture(reference, builder, **kwargs):
+    """The layers of ``builder(**kwargs)`` are ``reference``'s, in the order Keras lists them (which names
+    the layers' weights in Keras' weights files: ``layers/conv2d_17``)."""
     model = getattr(ours, builder)(weights=None, **kwargs)
-    reference = _keras_model(builder, kwargs)
-    ours_rows, keras_rows = architecture(model, model.layers), architecture(reference, reference.operations)
-    assert sorted(ours_rows) == sorted(keras_rows)
+    ours_rows = architecture(keras_operations(model)[0], "inbound_nodes")
+    keras_rows = architecture(reference.operations, "_inbound_nodes")
+    assert list(ours_rows) == list(keras_rows)
     for key, row in ours_rows.items():
         assert row == keras_rows[key], key
     assert model.name == reference.name and model.count_params() == reference.count_params()
     return model
 
 
-# Keras 3 on JAX builds InceptionV3 in 30-90 s on shared cores (nodeweave in 0.3 s): one case each, at the
-# smallest input each architecture allows, runs with the slow tests.
-CASES = [
+# The smallest inputs each architecture allows. ConvNeXtTiny (153 layers, the nested Sequential stem, the
+# residual sums Keras records as keras.ops calls) runs with every test run; the others with the slow tests.
+SMALL_CASE = ("ConvNeXtTiny", {"input_shape": (32, 32, 3), "classes": 10})
+SLOW_CASES = [
+    ("ConvNeXtTiny", {"include_top": False, "pooling": "max", "input_shape": (40, 48, 1)}),
     ("InceptionV3", {"input_shape": (75, 75, 3), "classes": 10}),
-    ("InceptionV3", {"include_top": False, "pooling": "max", "input_shape": (80, 96, 3)}),
+    ("InceptionV3", {"include_top": False, "pooling": "avg"}),
+    ("InceptionResNetV2", {"input_shape": (75, 75, 3), "classes": 10, "classifier_activation": None}),
+    ("NASNetMobile", {"input_shape": (32, 32, 3), "classes": 10}),
+    ("NASNetLarge", {"include_top": False, "pooling": "max", "input_shape": (32, 32, 3)}),
 ]
 
 
+def test_convnext_tiny_makes_kerass_architecture(keras_model):
+    builder, kwargs = SMALL_CASE
+    assert_same_architecture(keras_model(builder, **kwargs), builder, **kwargs)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("builder, kwargs", CASES, ids=[f"{b}-{i}" for i, (b, _) in enumerate(CASES)])
-def test_builder_makes_kerass_architecture(builder, kwargs):
-    assert_same_architecture(builder, **kwargs)
+@pytest.mark.parametrize("builder, kwargs", SLOW_CASES, ids=[f"{b}-{i}" for i, (b, _) in enumerate(SLOW_CASES)])
+def test_builder_makes_kerass_architecture(keras_model, builder, kwargs):
+    assert_same_architecture(keras_model(builder, **kwargs), builder, **kwargs)
+
+
+@pytest.mark.slow
+def test_kerass_convnext_weights_file_loads_with_kerass_outputs(keras_model, tmp_path):
+    builder, kwargs = SMALL_CASE
+    reference = keras_model(builder, **kwargs)
+    reference.save_weights(tmp_path / "k.weights.h5")
+    model = getattr(ours, builder)(weights=str(tmp_path / "k.weights.h5"), **kwargs)
+    x = np.random.default_rng(0).uniform(0, 255, size=(2, 32, 32, 3)).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), reference.predict(x, verbose=0), atol=2e-5)
+
+
+@pytest.mark.slow
+def test_kerass_nasnet_weights_file_loads_with_kerass_outputs(keras_model, tmp_path):
+    builder, kwargs = SLOW_CASES[4]
+    reference = keras_model(builder, **kwargs)
+    reference.save_weights(tmp_path / "k.weights.h5")
+    model = getattr(ours, builder)(weights=str(tmp_path / "k.weights.h5"), **kwargs)
+    x = np.random.default_rng(0).uniform(-1, 1, size=(2, 32, 32, 3)).astype("float32")
+    np.testing.assert_allclose(model.predict(x, verbose=0), reference.predict(x, verbose=0), atol=2e-5)
+
+
+# keras.applications' parameter counts at Keras' default arguments (Keras' documentation lists them).
+KERAS_PARAMETERS = {"InceptionV3": 23_851_784, "InceptionResNetV2": 55_873_736, "ConvNeXtTiny": 28_589_128,
+                    "NASNetMobile": 5_326_716, "NASNetLarge": 88_949_818}
+
+
+@pytest.mark.parametrize("builder", [pytest.param(builder, marks=[pytest.mark.slow] if builder == "NASNetLarge" else [])
+                                     for builder in sorted(KERAS_PARAMETERS)])  # NASNetLarge: 8 s
+def test_default_architecture_has_kerass_parameter_count(builder):
+    model = getattr(ours, builder)(weights=None)
+    assert model.count_params() == KERAS_PARAMETERS[builder]
+    assert model.output.shape == (None, 1000)
+
+
+# Saving and loading 20-220 MB of weights and one prediction (12 s for InceptionResNetV2 at 75x75): NASNetMobile
+# (19 MB) runs with every test run, the others with the slow tests.
+@pytest.mark.parametrize("builder, kwargs", [
+    pytest.param("InceptionV3", {"input_shape": (75, 75, 3), "classes": 3}, marks=pytest.mark.slow),
+    pytest.param("InceptionResNetV2", {"input_shape": (75, 75, 3), "include_top": False, "pooling": "avg"},
+                 marks=pytest.mark.slow),
+    pytest.param("ConvNeXtTiny", {"input_shape": (32, 32, 3), "classes": 3}, marks=pytest.mark.slow),
+    ("NASNetMobile", {"input_shape": (32, 32, 3), "classes": 3}),
+], ids=["InceptionV3", "InceptionResNetV2", "ConvNeXtTiny", "NASNetMobile"])
+def test_a_built_model_round_trips_through_a_keras_file(builder, kwargs, tmp_path):
+    from engine import load_model
+    model = getattr(ours, builder)(weights=None, **kwargs)
+    model.save(tmp_path / "m.keras")
+    loaded = load_model(tmp_path / "m.keras")
+    assert [layer.name for layer in loaded.layers] == [layer.name for layer in model.layers]
+    for a, b in zip(model.get_weights(), loaded.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    x = np.random.default_rng(0).uniform(0, 1, size=(1, *kwargs["input_shape"])).astype("float32")
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+@pytest.mark.parametrize("builder", ["InceptionV3", "InceptionResNetV2", "ConvNeXtTiny", "ConvNeXtSmall",
+                                     "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge", "NASNetMobile", "NASNetLarge"])
+def test_imagenet_weights_are_refused_with_what_to_do(builder):
+    with pytest.raises(ValueError, match=rf"{builder}\(weights='imagenet'\): nodeweave does not download .*"
+                                         rf"save\('{builder.lower()}.keras'\)"):
+        getattr(ours, builder)()
+
+
+def test_input_sizes_below_the_architectures_minimum_are_refused():
+    with pytest.raises(ValueError, match=r"at least 75x75; Received: input_shape=\(74, 80, 3\)"):
+        ours.InceptionV3(weights=None, input_shape=(74, 80, 3))
+    with pytest.raises(ValueError, match=r"at least 75x75; Received: input_shape=\(80, 60, 3\)"):
+        ours.InceptionResNetV2(weights=None, include_top=False, input_shape=(80, 60, 3))
+    with pytest.raises(ValueError, match=r"at least 32x32; Received: input_shape=\(31, 31, 3\)"):
+        ours.NASNetMobile(weights=None, input_shape=(31, 31, 3))
+
+
+def test_convnext_normalizes_three_channel_images_unless_told_not_to():
+    model = ours.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=2)
+    normalization = model.get_layer("convnext_tiny_prestem_normalization")
+    np.testing.assert_allclose(np.ravel(normalization.input_mean), [123.675, 116.28, 103.53], rtol=1e-6)
+    assert model.layers[2].name == "convnext_tiny_stem"
+    without = ours.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=2, include_preprocessing=False)
+    gray = ours.ConvNeXtTiny(weights=None, input_shape=(32, 32, 1), classes=2)
+    for model in (without, gray):
+        assert [layer.name for layer in model.layers[:2]] == [model.layers[0].name, "convnext_tiny_stem"]
+
+
+def test_nasnet_mobile_defaults_to_224_pixels_and_builds_on_an_input_tensor():
+    assert ours.NASNetMobile(weights=None, include_top=False).input.shape == (None, 224, 224, 3)
+    from engine import Input
+    from layers import Rescaling
+    inputs = Input(shape=(32, 32, 3))
+    model = ours.NASNetMobile(weights=None, input_tensor=Rescaling(1 / 127.5, offset=-1)(inputs), classes=4)
+    assert model.inputs == [inputs] and model.output.shape == (None, 4)

@@ -3,6 +3,10 @@ weights (``weights=None``, or a weights file; ``"imagenet"`` says how to bring K
 
 from layers.applications import (VGG16, VGG19, DenseNet121, DenseNet169, DenseNet201, MobileNet, MobileNetV2,
                                  ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152, ResNet152V2, Xception)
+from layers.applications import (ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall, ConvNeXtTiny, ConvNeXtXLarge,
+                                 InceptionResNetV2, InceptionV3, NASNetLarge, NASNetMobile)
 
 __all__ = ["DenseNet121", "DenseNet169", "DenseNet201", "MobileNet", "MobileNetV2", "ResNet101", "ResNet101V2",
-           "ResNet152", "ResNet152V2", "ResNet50", "ResNet50V2", "VGG16", "VGG19", "Xception"]
+           "ResNet152", "ResNet152V2", "ResNet50", "ResNet50V2", "VGG16", "VGG19", "Xception",
+           "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall", "ConvNeXtTiny", "ConvNeXtXLarge", "InceptionResNetV2",
+           "InceptionV3", "NASNetLarge", "NASNetMobile"]

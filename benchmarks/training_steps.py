@@ -66,17 +66,19 @@ def small_resnet():
     from engine import Input, Model
     from layers import Activation, Add, BatchNormalization, Conv2D, Dense, GlobalAveragePooling2D
 
-    def conv_bn(x, filters, kernel, strides=1):
-        return BatchNormalization()(Conv2D(filters, kernel, strides=strides, padding="same", use_bias=False)(x))
+    def conv_bn(x, filters, kernel, name, strides=1):
+        x = Conv2D(filters, kernel, strides=strides, padding="same", use_bias=False, name=f"{name}_conv")(x)
+        return BatchNormalization(name=f"{name}_bn")(x)
 
     images = Input(shape=(32, 32, 3))
-    x = Activation("relu")(conv_bn(images, 16, 3))
+    x = Activation("relu", name="stem_relu")(conv_bn(images, 16, 3, "stem"))
     for stage, filters in enumerate((16, 32, 64)):
         for block in range(3):
-            strides = 2 if stage and not block else 1
-            y = conv_bn(Activation("relu")(conv_bn(x, filters, 3, strides)), filters, 3)
-            shortcut = conv_bn(x, filters, 1, strides) if strides > 1 else x
-            x = Activation("relu")(Add()([shortcut, y]))
+            strides, name = 2 if stage and not block else 1, f"stage{stage + 1}_block{block + 1}"
+            y = Activation("relu", name=f"{name}_1_relu")(conv_bn(x, filters, 3, f"{name}_1", strides))
+            y = conv_bn(y, filters, 3, f"{name}_2")
+            shortcut = conv_bn(x, filters, 1, f"{name}_shortcut", strides) if strides > 1 else x
+            x = Activation("relu", name=f"{name}_out")(Add(name=f"{name}_add")([shortcut, y]))
     return Model(images, Dense(10, activation="softmax")(GlobalAveragePooling2D()(x)), name="small_resnet")
 
 
@@ -89,10 +91,12 @@ def mobilenet_blocks():
     from layers import BatchNormalization, Conv2D, Dense, DepthwiseConv2D, GlobalAveragePooling2D, ReLU
 
     images = Input(shape=(32, 32, 3))
-    x = Conv2D(32, 3, strides=2, padding="same")(images)
-    for filters, strides in MOBILE_FILTERS:
-        x = ReLU()(BatchNormalization()(DepthwiseConv2D(3, strides=strides, padding="same", use_bias=False)(x)))
-        x = ReLU()(BatchNormalization()(Conv2D(filters, 1, use_bias=False)(x)))
+    x = Conv2D(32, 3, strides=2, padding="same", name="stem_conv")(images)
+    for block, (filters, strides) in enumerate(MOBILE_FILTERS, 1):
+        x = DepthwiseConv2D(3, strides=strides, padding="same", use_bias=False, name=f"block{block}_depthwise")(x)
+        x = ReLU(name=f"block{block}_depthwise_relu")(BatchNormalization(name=f"block{block}_depthwise_bn")(x))
+        x = Conv2D(filters, 1, use_bias=False, name=f"block{block}_pointwise")(x)
+        x = ReLU(name=f"block{block}_pointwise_relu")(BatchNormalization(name=f"block{block}_pointwise_bn")(x))
     return Model(images, Dense(10, activation="softmax")(GlobalAveragePooling2D()(x)), name="mobilenet_blocks")
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from engine import constraints, initializers, regularizers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
-from layers.convolutional._im2col import crop, output_spatial, pad, tap_targets
+from layers.convolutional._im2col import crop, effective_size, output_spatial, pad, tap_targets
 
 
 class DepthwiseConv2D(_BaseConv):
@@ -94,28 +94,62 @@ def depthwise_conv(x, kernel, strides, dilation_rate, pads):
     """The depthwise convolution of channels-last ``x`` with a ``(*kernel_size, in,
     multiplier)`` kernel: returns ``(outputs, the padded input)``.
 
-    One multiply-add over the whole batch per kernel tap; as a grouped im2col
-    convolution it would be one tiny matmul per channel, several times slower.
+    One ``einsum`` over a view of the windows' rows (no copies, no temporaries);
+    as a grouped im2col convolution it would be one tiny matmul per channel.
     """
     kernel_size = kernel.shape[:-2]
     padded = pad(x, pads)
     out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
-    outputs = np.zeros((x.shape[0],) + out + kernel.shape[-2:], np.result_type(x, kernel))
-    product = np.empty_like(outputs)
-    for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
-        np.multiply(padded[target][..., None], kernel[tap], out=product)
-        outputs += product
-    return outputs.reshape(outputs.shape[:-2] + (math.prod(kernel.shape[-2:]),)), padded  # explicit: batch 0
+    rows = row_windows(padded, kernel_size, strides, dilation_rate, out)
+    outputs = np.einsum("bhij...,ij...m->bh...m", rows, _per_row(kernel, rows))
+    return outputs.reshape((x.shape[0],) + out + (math.prod(kernel.shape[-2:]),)), padded  # explicit: batch 0
 
 
 def depthwise_conv_grads(padded, grad_outputs, kernel, strides, dilation_rate, pads, spatial):
-    """Gradients ``(inputs, kernel)`` of ``depthwise_conv``, tap by tap: each tap's
-    kernel gradient sums its input values times the output gradients, and its
-    input gradient adds the output gradients times its weights back where it read."""
-    grad = grad_outputs.reshape(grad_outputs.shape[:-1] + kernel.shape[-2:])
-    grad_padded = np.zeros(padded.shape, grad.dtype)
-    grad_kernel = np.empty(kernel.shape, grad.dtype)
-    for tap, target in tap_targets(kernel.shape[:-2], strides, dilation_rate, grad.shape[1:-2]):
-        grad_kernel[tap] = np.einsum("bhwc,bhwcm->cm", padded[target], grad)
-        grad_padded[target] += np.einsum("bhwcm,cm->bhwc", grad, kernel[tap])
-    return crop(grad_padded, pads, spatial), grad_kernel
+    """Gradients ``(inputs, kernel)`` of ``depthwise_conv``. The kernel's sums the
+    input windows times the output gradients; the input's is, at stride 1, the
+    depthwise convolution of the padded output gradient with the flipped kernel,
+    and otherwise the output gradients times each tap's weights added back tap by tap."""
+    kernel_size, (channels, multiplier) = kernel.shape[:-2], kernel.shape[-2:]
+    out = grad_outputs.shape[1:-1]
+    rows = row_windows(padded, kernel_size, strides, dilation_rate, out)
+    grad = grad_outputs.reshape(grad_outputs.shape[:2] + rows.shape[4:] + (multiplier,))
+    grad_kernel = np.einsum("bhij...,bh...m->ij...m", rows, grad)
+    grad_kernel = grad_kernel.reshape(kernel_size + (-1, channels, multiplier)).sum(axis=2)
+    if max(strides) > 1:
+        grad = grad_outputs.reshape(grad_outputs.shape[:-1] + (channels, multiplier))
+        grad_padded = np.zeros(padded.shape, grad.dtype)
+        for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
+            grad_padded[target] += np.einsum("bhwcm,cm->bhwc", grad, kernel[tap])
+        return crop(grad_padded, pads, spatial), grad_kernel
+    spans = effective_size(kernel_size, dilation_rate)
+    grad_pads = tuple((span - 1 - before, span - 1 - after) for span, (before, after) in zip(spans, pads))
+    padded_grad = pad(grad_outputs, grad_pads)
+    grad_rows = row_windows(padded_grad, kernel_size, strides, dilation_rate, spatial)
+    grad_rows = grad_rows.reshape(grad_rows.shape[:-1] + (-1, multiplier))
+    flipped = kernel[::-1, ::-1]
+    grad_x = np.einsum("bhij...m,ij...m->bh...", grad_rows, _per_row(flipped, grad_rows[..., 0]))
+    return grad_x.reshape(grad_x.shape[:1] + tuple(spatial) + (channels,)), grad_kernel
+
+
+def row_windows(padded, kernel_size, strides, dilation_rate, out):
+    """Read-only view ``(batch, out_rows, kh, kw, out_cols * channels)`` of a padded
+    input: window ``(h, w)``'s tap ``(i, j)``, channel ``c``, is ``[:, h, i, j, w * channels + c]``.
+    Each tap's row is one contiguous run, so that einsum's inner loop is long;
+    with a column stride above 1 the last axis stays split, ``(out_cols, channels)``."""
+    (_, row_step, col_step, channel_step), channels = padded.strides, padded.shape[-1]
+    shape = padded.shape[:1] + (out[0],) + tuple(kernel_size)
+    steps = (padded.strides[0], row_step * strides[0], row_step * dilation_rate[0], col_step * dilation_rate[1])
+    if strides[1] == 1:
+        return np.lib.stride_tricks.as_strided(padded, shape + (out[1] * channels,), steps + (channel_step,),
+                                               writeable=False)
+    return np.lib.stride_tricks.as_strided(padded, shape + (out[1], channels),
+                                           steps + (col_step * strides[1], channel_step), writeable=False)
+
+
+def _per_row(kernel, rows):
+    """The ``(kh, kw, in, multiplier)`` kernel laid out along ``row_windows``' last axes:
+    repeated for each output column when they are flattened, else broadcast over them."""
+    if rows.ndim == 5:
+        return np.tile(kernel, (1, 1, rows.shape[-1] // kernel.shape[-2], 1))
+    return kernel[:, :, None]

@@ -35,6 +35,7 @@ ROW_FIELDS = {
     "surgery": {"model", "layers", "edit", "seconds", "goal", "new_layers"},
     "model_diff": {"layers", "case", "seconds", "goal_seconds", "added", "changed"},
     "training_steps": {"case", "batch", "seconds", "ratio_to_torch", "goal", "peak_rss_mb"},
+    "conv_speed": {"case", "batch", "seconds", "cpu_seconds", "ratio_to_torch", "goal"},
 }
 
 

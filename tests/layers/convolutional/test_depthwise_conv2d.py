@@ -13,6 +13,9 @@ CASES = [
     # Keras' depthwise layers (unlike Conv2D) accept strides and dilation together.
     ((2, 7, 8, 3), dict(kernel_size=2, strides=2, dilation_rate=2, padding="same")),
     ((2, 3, 7, 8), dict(kernel_size=3, strides=2, depth_multiplier=2, data_format="channels_first")),
+    # A column stride of 1 with a row stride of 2: the windows' rows stay flattened.
+    ((2, 7, 8, 3), dict(kernel_size=3, strides=(2, 1), depth_multiplier=2, padding="same")),
+    ((1, 5, 7, 3), dict(kernel_size=(3, 5), dilation_rate=(1, 2), padding="same")),
 ]
 
 

@@ -32,7 +32,18 @@ def _layer_norm(name=None):
 
 def convnext_block(x, projection_dim: int, name: str):
     """7x7 depthwise convolution, LayerNormalization, Dense to 4x, GELU, Dense back, LayerScale (1e-6),
-    then ``x`` plus that (through Keras' ``_identity``, where training would drop paths)."""
+    then ``x`` plus that (through Keras' ``_identity``, where training would drop paths).
+
+    Args:
+        x: the block's input, a 4-D KerasTensor with ``projection_dim`` channels.
+        projection_dim: the block's number of channels.
+        name: the prefix of its layers' names.
+
+    Example:
+        >>> from engine import Input
+        >>> convnext_block(Input(shape=(8, 8, 16)), 16, "stage_0_block_0").shape
+        (None, 8, 8, 16)
+    """
     inputs = x
     x = Conv2D(projection_dim, kernel_size=7, padding="same", groups=projection_dim, name=f"{name}_depthwise_conv")(x)
     x = _layer_norm(f"{name}_layernorm")(x)

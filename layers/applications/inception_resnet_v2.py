@@ -25,7 +25,22 @@ _BRANCHES = {
 
 def conv2d_bn(x, filters: int, kernel_size, strides: int = 1, padding: str = "same", name: str | None = None):
     """A convolution without bias, a BatchNormalization without scale and a ReLU, named ``name``,
-    ``{name}_bn`` and ``{name}_ac`` (or automatically)."""
+    ``{name}_bn`` and ``{name}_ac`` (or automatically).
+
+    Args:
+        x: the input, a 4-D KerasTensor (channels last).
+        filters: the convolution's number of filters.
+        kernel_size: an integer or ``(rows, columns)``.
+        strides: its strides.
+        padding: ``"same"`` or ``"valid"``.
+        name: the convolution's name, and its two followers' prefix; None to leave all three automatic.
+
+    Example:
+        >>> from engine import Input
+        >>> x = conv2d_bn(Input(shape=(8, 8, 3)), 16, 1, name="conv_7b")
+        >>> x._keras_history[0].name, x.shape
+        ('conv_7b_ac', (None, 8, 8, 16))
+    """
     x = Conv2D(filters, kernel_size, strides=strides, padding=padding, use_bias=False, name=name)(x)
     x = BatchNormalization(axis=3, scale=False, name=name and f"{name}_bn")(x)
     return Activation("relu", name=name and f"{name}_ac")(x)
@@ -39,7 +54,21 @@ def _chain(x, *convs):
 
 
 def inception_resnet_block(x, scale: float, block_type: str, block_idx: int, activation: str | None = "relu"):
-    """``x + scale * conv1x1(concat(branches))``, then ``activation`` (the very last block has none)."""
+    """``x + scale * conv1x1(concat(branches))``, then ``activation`` (the very last block has none).
+
+    Args:
+        x: the block's input, a 4-D KerasTensor (channels last).
+        scale: the factor of the residual branch.
+        block_type: ``"block35"``, ``"block17"`` or ``"block8"`` (the branches of ``_BRANCHES``).
+        block_idx: the block's number, in its layers' names (``block35_3_mixed``).
+        activation: the activation after the sum, or None.
+
+    Example:
+        >>> from engine import Input
+        >>> y = inception_resnet_block(Input(shape=(8, 8, 320)), 0.17, "block35", 1)
+        >>> y._keras_history[0].name, y.shape
+        ('block35_1_ac', (None, 8, 8, 320))
+    """
     name = f"{block_type}_{block_idx}"
     mixed = Concatenate(axis=3, name=f"{name}_mixed")([_chain(x, *convs) for convs in _BRANCHES[block_type]])
     up = Conv2D(x.shape[3], 1, use_bias=True, name=f"{name}_conv")(mixed)

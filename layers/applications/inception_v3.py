@@ -16,7 +16,20 @@ from layers.pooling import AveragePooling2D, MaxPooling2D
 
 
 def conv2d_bn(x, filters: int, kernel_size: tuple[int, int], strides: int = 1, padding: str = "same"):
-    """A convolution without bias, a BatchNormalization without scale, a ReLU (all automatically named)."""
+    """A convolution without bias, a BatchNormalization without scale, a ReLU (all automatically named).
+
+    Args:
+        x: the input, a 4-D KerasTensor (channels last).
+        filters: the convolution's number of filters.
+        kernel_size: ``(rows, columns)`` of its kernel.
+        strides: its strides.
+        padding: ``"same"`` or ``"valid"``.
+
+    Example:
+        >>> from engine import Input
+        >>> conv2d_bn(Input(shape=(9, 9, 3)), 8, (1, 7), padding="valid").shape
+        (None, 9, 3, 8)
+    """
     x = Conv2D(filters, kernel_size, strides=strides, padding=padding, use_bias=False)(x)
     return Activation("relu")(BatchNormalization(axis=3, scale=False)(x))
 
@@ -33,7 +46,7 @@ def _pooled(x, filters: int):
     return conv2d_bn(AveragePooling2D((3, 3), strides=(1, 1), padding="same")(x), filters, (1, 1))
 
 
-def block_5x5(x, pool_filters: int, name: str):
+def _block_5x5(x, pool_filters: int, name: str):
     """``mixed0``-``mixed2`` (35x35 grid): 1x1, 1x1-5x5, 1x1-3x3-3x3 and pooled branches."""
     return concatenate([_chain(x, (64, (1, 1))),
                         _chain(x, (48, (1, 1)), (64, (5, 5))),
@@ -41,7 +54,7 @@ def block_5x5(x, pool_filters: int, name: str):
                         _pooled(x, pool_filters)], axis=3, name=name)
 
 
-def block_7x7(x, width: int, name: str):
+def _block_7x7(x, width: int, name: str):
     """``mixed4``-``mixed7`` (17x17 grid): 7x7 convolutions factorized into 1x7 and 7x1 ones, ``width`` wide."""
     return concatenate([_chain(x, (192, (1, 1))),
                         _chain(x, (width, (1, 1)), (width, (1, 7)), (192, (7, 1))),
@@ -49,7 +62,7 @@ def block_7x7(x, width: int, name: str):
                         _pooled(x, 192)], axis=3, name=name)
 
 
-def block_3x3(x, index: int):
+def _block_3x3(x, index: int):
     """``mixed9``/``mixed10`` (8x8 grid): 3x3 convolutions split into parallel 1x3 and 3x1 ones."""
     branch1x1 = _chain(x, (320, (1, 1)))
     branch3x3 = _chain(x, (384, (1, 1)))
@@ -60,7 +73,7 @@ def block_3x3(x, index: int):
     return concatenate([branch1x1, branch3x3, branch3x3dbl, _pooled(x, 192)], axis=3, name=f"mixed{9 + index}")
 
 
-def reduction_block(x, branches, name: str):
+def _reduction_block(x, branches, name: str):
     """Strided ``branches`` (each a chain of ``conv2d_bn`` specifications) and a 3x3 stride-2 max pooling."""
     convolved = [_chain(x, *convs) for convs in branches]
     return concatenate(convolved + [MaxPooling2D((3, 3), strides=(2, 2))(x)], axis=3, name=name)
@@ -94,13 +107,13 @@ def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_s
     x = _chain(x, (80, (1, 1), 1, "valid"), (192, (3, 3), 1, "valid"))
     x = MaxPooling2D((3, 3), strides=(2, 2))(x)
     for index, pool_filters in enumerate((32, 64, 64)):
-        x = block_5x5(x, pool_filters, name=f"mixed{index}")
-    x = reduction_block(x, [[(384, (3, 3), 2, "valid")],
+        x = _block_5x5(x, pool_filters, name=f"mixed{index}")
+    x = _reduction_block(x, [[(384, (3, 3), 2, "valid")],
                             [(64, (1, 1)), (96, (3, 3)), (96, (3, 3), 2, "valid")]], name="mixed3")
     for index, width in enumerate((128, 160, 160, 192), start=4):
-        x = block_7x7(x, width, name=f"mixed{index}")
-    x = reduction_block(x, [[(192, (1, 1)), (320, (3, 3), 2, "valid")],
+        x = _block_7x7(x, width, name=f"mixed{index}")
+    x = _reduction_block(x, [[(192, (1, 1)), (320, (3, 3), 2, "valid")],
                             [(192, (1, 1)), (192, (1, 7)), (192, (7, 1)), (192, (3, 3), 2, "valid")]], name="mixed8")
     for index in range(2):
-        x = block_3x3(x, index)
+        x = _block_3x3(x, index)
     return finish(img_input, head(x, include_top, pooling, classes, classifier_activation), name, weights)

@@ -24,7 +24,7 @@ def _conv_1x1(x, filters, name):
     return Conv2D(filters, (1, 1), padding="same", use_bias=False, kernel_initializer="he_normal", name=name)(x)
 
 
-def separable_conv_block(x, filters: int, kernel_size: int = 3, strides: int = 1, block_id: str = ""):
+def _separable_conv_block(x, filters: int, kernel_size: int = 3, strides: int = 1, block_id: str = ""):
     """Twice ReLU, separable convolution, BatchNormalization; the first convolution at ``strides``
     (stride 2: on TensorFlow-style zero padding, ``valid``)."""
     x = Activation("relu")(x)
@@ -61,42 +61,42 @@ def _avg_pool(x, strides, name):
     return AveragePooling2D((3, 3), strides=strides, padding="same" if strides == 1 else "valid", name=name)(x)
 
 
-def normal_cell(ip, p, filters: int, block_id: str):
+def _normal_cell(ip, p, filters: int, block_id: str):
     """Five sums of separable convolutions, average poolings and identities of ``h`` (``ip`` projected)
     and ``p``, concatenated with ``p``. Returns the cell's output and ``ip`` (the next cell's ``p``)."""
     p = _adjust(p, ip, filters, block_id)
     h = _bn(f"normal_bn_1_{block_id}")(_conv_1x1(Activation("relu")(ip), filters, f"normal_conv_1_{block_id}"))
-    x1 = add([separable_conv_block(h, filters, 5, block_id=f"normal_left1_{block_id}"),
-              separable_conv_block(p, filters, 3, block_id=f"normal_right1_{block_id}")],
+    x1 = add([_separable_conv_block(h, filters, 5, block_id=f"normal_left1_{block_id}"),
+              _separable_conv_block(p, filters, 3, block_id=f"normal_right1_{block_id}")],
              name=f"normal_add_1_{block_id}")
-    x2 = add([separable_conv_block(p, filters, 5, block_id=f"normal_left2_{block_id}"),
-              separable_conv_block(p, filters, 3, block_id=f"normal_right2_{block_id}")],
+    x2 = add([_separable_conv_block(p, filters, 5, block_id=f"normal_left2_{block_id}"),
+              _separable_conv_block(p, filters, 3, block_id=f"normal_right2_{block_id}")],
              name=f"normal_add_2_{block_id}")
     x3 = add([_avg_pool(h, 1, f"normal_left3_{block_id}"), p], name=f"normal_add_3_{block_id}")
     x4 = add([_avg_pool(p, 1, f"normal_left4_{block_id}"), _avg_pool(p, 1, f"normal_right4_{block_id}")],
              name=f"normal_add_4_{block_id}")
-    x5 = add([separable_conv_block(h, filters, 3, block_id=f"normal_left5_{block_id}"), h],
+    x5 = add([_separable_conv_block(h, filters, 3, block_id=f"normal_left5_{block_id}"), h],
              name=f"normal_add_5_{block_id}")
     return concatenate([p, x1, x2, x3, x4, x5], axis=-1, name=f"normal_concat_{block_id}"), ip
 
 
-def reduction_cell(ip, p, filters: int, block_id: str):
+def _reduction_cell(ip, p, filters: int, block_id: str):
     """Sums of stride-2 separable convolutions and poolings of ``h`` (``ip`` projected) and ``p``, halving the
     size, concatenated. Returns the cell's output and ``ip`` (the next cell's ``p``)."""
     p = _adjust(p, ip, filters, block_id)
     h = _bn(f"reduction_bn_1_{block_id}")(_conv_1x1(Activation("relu")(ip), filters, f"reduction_conv_1_{block_id}"))
     h3 = ZeroPadding2D(padding=correct_pad(h, 3), name=f"reduction_pad_1_{block_id}")(h)
-    x1 = add([separable_conv_block(h, filters, 5, strides=2, block_id=f"reduction_left1_{block_id}"),
-              separable_conv_block(p, filters, 7, strides=2, block_id=f"reduction_right1_{block_id}")],
+    x1 = add([_separable_conv_block(h, filters, 5, strides=2, block_id=f"reduction_left1_{block_id}"),
+              _separable_conv_block(p, filters, 7, strides=2, block_id=f"reduction_right1_{block_id}")],
              name=f"reduction_add_1_{block_id}")
     x2 = add([MaxPooling2D((3, 3), strides=(2, 2), padding="valid", name=f"reduction_left2_{block_id}")(h3),
-              separable_conv_block(p, filters, 7, strides=2, block_id=f"reduction_right2_{block_id}")],
+              _separable_conv_block(p, filters, 7, strides=2, block_id=f"reduction_right2_{block_id}")],
              name=f"reduction_add_2_{block_id}")
     x3 = add([_avg_pool(h3, 2, f"reduction_left3_{block_id}"),
-              separable_conv_block(p, filters, 5, strides=2, block_id=f"reduction_right3_{block_id}")],
+              _separable_conv_block(p, filters, 5, strides=2, block_id=f"reduction_right3_{block_id}")],
              name=f"reduction_add3_{block_id}")
     x4 = add([x2, _avg_pool(x1, 1, f"reduction_left4_{block_id}")])
-    x5 = add([separable_conv_block(x1, filters, 3, block_id=f"reduction_left4_{block_id}"),
+    x5 = add([_separable_conv_block(x1, filters, 3, block_id=f"reduction_left4_{block_id}"),
               MaxPooling2D((3, 3), strides=(2, 2), padding="valid", name=f"reduction_right5_{block_id}")(h3)],
              name=f"reduction_add4_{block_id}")
     return concatenate([x2, x3, x4, x5], axis=-1, name=f"reduction_concat_{block_id}"), ip
@@ -111,15 +111,15 @@ def _nasnet(builder, input_shape, penultimate_filters, num_blocks, stem_block_fi
     x = Conv2D(stem_block_filters, (3, 3), strides=(2, 2), padding="valid", use_bias=False,
                kernel_initializer="he_normal", name="stem_conv1")(img_input)
     x = _bn("stem_bn1")(x)
-    x, p = reduction_cell(x, None, filters // 4, block_id="stem_1")
-    x, p = reduction_cell(x, p, filters // 2, block_id="stem_2")
+    x, p = _reduction_cell(x, None, filters // 4, block_id="stem_1")
+    x, p = _reduction_cell(x, p, filters // 2, block_id="stem_2")
     for stage in range(3):  # normal cells are numbered across the stages, skipping the reductions' numbers
         width = filters * 2 ** stage
         if stage:
-            x, reduced_p = reduction_cell(x, p, width, block_id=f"reduce_{stage * num_blocks}")
+            x, reduced_p = _reduction_cell(x, p, width, block_id=f"reduce_{stage * num_blocks}")
             p = p if skip_reduction else reduced_p
         for i in range(num_blocks):
-            x, p = normal_cell(x, p, width, block_id=str(stage * num_blocks + min(stage, 1) + i))
+            x, p = _normal_cell(x, p, width, block_id=str(stage * num_blocks + min(stage, 1) + i))
     x = Activation("relu")(x)
     x = head(x, include_top, pooling, classes, classifier_activation, top_pool_name=None)
     return finish(img_input, x, name, weights)

@@ -67,7 +67,7 @@ class InputLayer(Layer):
     def call(self, inputs=None, training=False):
         return inputs
 
-    def forward(self, inputs, training=True):
+    def forward(self, inputs=None, training=True):
         return inputs, None
 
     def backward(self, cache, grad_outputs):

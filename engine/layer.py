@@ -6,18 +6,9 @@ and the ``input_spec``, build once from the input shapes, then either compute
 Subclasses override ``build``, ``call``, ``compute_output_shape``, ``forward``
 and ``backward``, never ``__call__``.
 
-One convention for computing, across every layer:
-
-- ``call(inputs, ...)`` is THE computation: inference runs it, and so does
-  training when the layer has no hand-written gradient (then it is traced).
-- ``forward``/``backward`` are the optional fast path for training, side by
-  side: ``forward`` computes what ``call`` computes and returns
-  ``(outputs, cache)``; ``backward(cache, grad_outputs)`` returns the gradients
-  of the inputs, in the structure of the ``inputs`` argument (or, when tensors
-  in other arguments take gradients too, an ``ArgumentGradients`` keyed by
-  ``call``'s parameter names), and ``{Variable: gradient}`` for the weights. A
-  layer that defines ``backward`` without ``forward`` gets its inputs as the
-  cache.
+One door per layer (see the Layer docstring): a layer's maths is written
+once, in ``forward`` with a hand-written ``backward``, or in ``call`` alone
+(then traced).
 """
 
 import functools
@@ -33,6 +24,7 @@ from engine import constraints, eager_masks, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
+from engine.argument_gradients import first_argument_name
 from engine.call_errors import raise_in_call_context
 from engine.call_keywords import checked_call_keywords
 from engine.keras_arguments import accept_keras_arguments
@@ -42,6 +34,7 @@ from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, 
 from engine.load_limits import charge_example, charge_weight
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
+from engine.one_door import settle_call_and_forward, training_on_by_keyword
 from engine.node import Node
 from engine.registry import register_builtin
 from engine.variable import Variable
@@ -75,6 +68,25 @@ def _is_storable_name(name) -> bool:
 
 class Layer(Module):
     """Base class of every layer.
+
+    One door: a layer's maths is written once.
+
+    - A layer with a hand-written gradient writes ``forward(...) -> (outputs,
+      cache)`` and ``backward(cache, grad_outputs) -> (grad_inputs,
+      {Variable: gradient})``; its ``call`` derives from ``forward`` by default
+      (``forward(...)[0]``, with ``training=False`` unless given). ``grad_inputs``
+      has the structure of the first argument, or is an ``ArgumentGradients``
+      keyed by ``call``'s parameter names when tensors in other arguments take
+      gradients too. ``backward`` without ``forward`` gets the inputs as its cache.
+    - A layer without them writes ``call`` only; training traces it.
+
+    A layer that still defines both (a faster inference path, say) gives them
+    the same parameters, checked when the class is created (``TypeError``
+    otherwise): ``forward``'s are ``call``'s, same names, order, kinds and
+    defaults, except that ``training`` may default to True; where ``call`` takes
+    no ``training``, ``forward`` takes it after ``call``'s parameters. So an
+    argument given by position reaches the same parameter in inference and in
+    training, where the engine passes ``training`` by keyword.
 
     Args:
         trainable: whether the layer's weights are updated in training.
@@ -156,6 +168,7 @@ class Layer(Module):
                 self.built = True
 
             cls.build = build_and_mark
+        settle_call_and_forward(cls, Layer)
 
     # ----------------------------------------------------------------- weights
     def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
@@ -726,10 +739,13 @@ class Layer(Module):
             >>> layer(np.ones((4, 3))).shape
             (4, 2)
         """
-        if not args:
-            if "inputs" not in kwargs:
-                raise TypeError(f"Layer {self.name!r} was called without inputs.")
-            args = (kwargs.pop("inputs"),)
+        if not args:  # the first argument by keyword: inputs=, or query= for attention
+            first = first_argument_name(self)
+            if first not in kwargs:
+                raise TypeError(f"Layer {self.name!r} was called without inputs: pass them first, or as {first}=.")
+            args = (kwargs.pop(first),)
+        if len(args) > 1:
+            args, kwargs = training_on_by_keyword(self, args, kwargs)
         kwargs = checked_call_keywords(self, kwargs)
         flat_inputs = tree.flatten(args[0])
         symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]

@@ -58,7 +58,7 @@ class Softmax(Layer):
     def call(self, inputs, mask=None):
         return self.forward(inputs, mask=mask)[0]
 
-    def forward(self, inputs, training=True, mask=None):
+    def forward(self, inputs, mask=None, training=True):
         if mask is None:
             outputs = activations.softmax(inputs, axis=self._axes)
             return outputs, (outputs, None)

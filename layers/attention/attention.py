@@ -135,9 +135,9 @@ class Attention(Layer):
         return None if mask is None else [mask[0], None]
 
     def call(self, inputs, mask=None, training=False, return_attention_scores=False, use_causal_mask=False):
-        return self.forward(inputs, training, mask, return_attention_scores, use_causal_mask)[0]
+        return self.forward(inputs, mask, training, return_attention_scores, use_causal_mask)[0]
 
-    def forward(self, inputs, training=True, mask=None, return_attention_scores=False, use_causal_mask=False):
+    def forward(self, inputs, mask=None, training=True, return_attention_scores=False, use_causal_mask=False):
         query, value = inputs[0], inputs[1]
         key = inputs[2] if len(inputs) == 3 else value
         self._check_shapes([query.shape, value.shape, key.shape])

@@ -257,11 +257,11 @@ class MultiHeadAttention(Layer):
     # ------------------------------------------------------------ the maths
     def call(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, return_attention_scores=False, training=False, use_causal_mask=False, mask=None):
-        return self.forward(query, value, key, training, attention_mask, return_attention_scores, use_causal_mask,
-                            mask, query_mask, value_mask, key_mask)[0]
+        return self.forward(query, value, key, query_mask, value_mask, key_mask, attention_mask, return_attention_scores,
+                            training, use_causal_mask, mask)[0]
 
-    def forward(self, query, value=None, key=None, training=True, attention_mask=None, return_attention_scores=False,
-                use_causal_mask=False, mask=None, query_mask=None, value_mask=None, key_mask=None):
+    def forward(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
+                attention_mask=None, return_attention_scores=False, training=True, use_causal_mask=False, mask=None):
         (query, value, key), self_attention, form = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)

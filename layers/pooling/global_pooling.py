@@ -53,7 +53,7 @@ class _GlobalPooling(Layer):
 class _GlobalAveragePooling(_GlobalPooling):
     """The mean over the spatial axes; with a mask (1D only), over the unmasked steps."""
 
-    def forward(self, inputs, training=True, mask=None):
+    def forward(self, inputs, mask=None, training=True):
         if mask is None:
             size = math.prod(inputs.shape[a] for a in self._axes)
             return np.mean(inputs, axis=self._axes, keepdims=self.keepdims), (inputs.shape, 1.0 / size)
@@ -116,8 +116,8 @@ class GlobalAveragePooling1D(_GlobalAveragePooling):
         """None: the steps the mask was over are averaged away."""
         return None
 
-    def call(self, inputs, training=False, mask=None):
-        return self.forward(inputs, training=training, mask=mask)[0]
+    def call(self, inputs, mask=None):
+        return self.forward(inputs, mask)[0]
 
 
 class GlobalAveragePooling2D(_GlobalAveragePooling):
@@ -138,6 +138,9 @@ class GlobalAveragePooling2D(_GlobalAveragePooling):
 
     def call(self, inputs, training=False):
         return self.forward(inputs, training=training)[0]
+
+    def forward(self, inputs, training=True):
+        return super().forward(inputs, training=training)
 
 
 class GlobalMaxPooling1D(_GlobalMaxPooling):

@@ -201,7 +201,7 @@ class _Recurrent(Layer):
             return [output_shape] + [(batch, self.units)] * self._num_states
         return output_shape
 
-    def compute_output_spec(self, inputs, initial_state=None, **kwargs):
+    def compute_output_spec(self, inputs, initial_state=None, mask=None, training=False):
         _, states = split_inputs(self, inputs, initial_state)
         if initial_state is not None:
             self._check_shapes(tuple(inputs.shape), [tuple(s.shape) for s in states])

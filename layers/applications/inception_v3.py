@@ -109,11 +109,11 @@ def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_s
     for index, pool_filters in enumerate((32, 64, 64)):
         x = _block_5x5(x, pool_filters, name=f"mixed{index}")
     x = _reduction_block(x, [[(384, (3, 3), 2, "valid")],
-                            [(64, (1, 1)), (96, (3, 3)), (96, (3, 3), 2, "valid")]], name="mixed3")
+                             [(64, (1, 1)), (96, (3, 3)), (96, (3, 3), 2, "valid")]], name="mixed3")
     for index, width in enumerate((128, 160, 160, 192), start=4):
         x = _block_7x7(x, width, name=f"mixed{index}")
     x = _reduction_block(x, [[(192, (1, 1)), (320, (3, 3), 2, "valid")],
-                            [(192, (1, 1)), (192, (1, 7)), (192, (7, 1)), (192, (3, 3), 2, "valid")]], name="mixed8")
+                             [(192, (1, 1)), (192, (1, 7)), (192, (7, 1)), (192, (3, 3), 2, "valid")]], name="mixed8")
     for index in range(2):
         x = _block_3x3(x, index)
     return finish(img_input, head(x, include_top, pooling, classes, classifier_activation), name, weights)

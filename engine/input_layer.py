@@ -47,8 +47,10 @@ class InputLayer(Layer):
         where = f"InputLayer {name!r}" if name else "InputLayer"
         for argument, value in (("sparse", sparse), ("ragged", ragged)):
             if value:
+                given = (f"You cannot provide an incompatible `{argument}` with `input_tensor` (always dense here): "
+                         if input_tensor is not None else "")
                 raise ValueError(
-                    f"{where} received `{argument}=True`, which is not supported: nodeweave runs on dense NumPy "
+                    f"{given}`{argument}=True` is not supported by {where}: nodeweave runs on dense NumPy "
                     f"arrays. Pass {argument}=False (the default) and feed dense arrays."
                 )
         if input_tensor is not None:

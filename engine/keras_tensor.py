@@ -93,6 +93,16 @@ class KerasTensor:
         return self._name
 
     @property
+    def sparse(self) -> bool:
+        """False: nodeweave's tensors are dense (Keras' flag, for code that reads it)."""
+        return False
+
+    @property
+    def ragged(self) -> bool:
+        """False: nodeweave's tensors are rectangular (Keras' flag, for code that reads it)."""
+        return False
+
+    @property
     def ndim(self):
         """The number of axes, batch axis included."""
         return len(self._shape)

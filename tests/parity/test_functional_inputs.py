@@ -359,9 +359,13 @@ def test_an_input_tensor_made_directly_becomes_the_input():
 
 @pytest.mark.parametrize("argument", ["sparse", "ragged"])
 def test_sparse_or_ragged_true_is_refused_by_name(argument):
-    with pytest.raises(ValueError, match=rf"received `{argument}=True`, which is not supported: nodeweave runs on "
+    with pytest.raises(ValueError, match=rf"^`{argument}=True` is not supported by InputLayer: nodeweave runs on "
                                          rf"dense NumPy arrays\. Pass {argument}=False"):
         Input(shape=(3,), **{argument: True})
+    with pytest.raises(ValueError, match=rf"You cannot provide an incompatible `{argument}` with `input_tensor`"):
+        InputLayer(input_tensor=KerasTensor((None, 3)), **{argument: True})
+    tensor = Input(shape=(3,))
+    assert tensor.sparse is False and tensor.ragged is False
 
 
 def test_keras_input_layer_configs_rebuild_the_same_input():

@@ -2,20 +2,24 @@
 loop with masking and dropout, and backpropagation through time.
 
 The input projection ``inputs @ kernel (+ input bias)`` of every time step is
-one matmul before the loop (and its gradients one matmul each after the
-backward loop); the loop over time does only the recurrent part. A subclass
-describes one step of its cell:
+one matmul before the loop, and the gradients of both kernels are one matmul
+each after the backward loop (``h_in`` stacked over time, transposed, times the
+gradients of all steps); the loops do only the recurrent part, in place in
+arrays allocated once per call. A subclass describes one step of its cell:
 
-- ``_step(xw, h_in, states) -> (new_states, cache)``: ``xw`` is the step's
-  slice of the input projection, ``h_in`` the previous output after recurrent
-  dropout (what multiplies the recurrent kernel), ``states`` the previous states;
-  ``cache`` is a tuple of ``(batch, k)`` arrays, which the loop copies into one
-  array for the whole sequence and hands back to ``_step_backward`` as views.
-- ``_step_backward(cache, grad_new_states, grads) -> (grad_xw, grad_h_in, grad_states)``:
-  the gradients of ``xw``, of ``h_in`` and of the previous states through
-  paths other than ``h_in`` (None where there is none); the step adds its
-  share of the recurrent kernel's gradient (and of a recurrent bias's) into
-  ``grads``, the ``{variable: gradient}`` dict being accumulated.
+- ``_new_tape(xw) -> tape``: a tuple of arrays for the whole sequence, whose
+  first is ``xw`` ``(steps, batch, gates * units)``, the input projection, which
+  the steps may overwrite (with their pre-activations).
+- ``_step(tape, t, h_in, previous, new)``: writes the states after step ``t``
+  into ``new`` ``(num_states, batch, units)`` and what its backward needs into
+  the tape. ``h_in`` is the previous output after recurrent dropout (what
+  multiplies the recurrent kernel), ``previous`` the states before the step.
+- ``_step_backward(tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous) -> grad_h_in``:
+  given the gradients ``grad_new`` of the new states, writes the gradient of
+  the step's slice of ``xw`` (and of what the recurrent product adds to) into
+  ``gradient_tape`` (see ``_new_gradient_tape``), overwrites ``grad_previous``
+  with the gradients of the previous states through paths other than ``h_in``
+  (zeros where there is none) and returns the gradient of ``h_in``.
 """
 
 import math
@@ -216,10 +220,10 @@ class _Recurrent(Layer):
 
     # ------------------------------------------------------------ time loop
     def call(self, inputs, initial_state=None, mask=None, training=False):
-        return self._run(inputs, initial_state, mask, training, record=False)[0]
+        return self._run(inputs, initial_state, mask, training)[0]
 
     def forward(self, inputs, initial_state=None, mask=None, training=True):
-        return self._run(inputs, initial_state, mask, training, record=True)
+        return self._run(inputs, initial_state, mask, training)
 
     def _dropout_mask(self, training, rate, shape, dtype):
         """An inverted-dropout mask drawn once per call (the same for every time step), or None."""
@@ -228,16 +232,13 @@ class _Recurrent(Layer):
         keep = 1.0 - rate
         return (self.seed_generator.generator.random(shape) < keep).astype(dtype) / keep
 
-    def _run(self, inputs, initial_state, mask, training, record):
+    def _run(self, inputs, initial_state, mask, training):
         sequences, states = split_inputs(self, inputs, initial_state)
         sequences = np.asarray(sequences)
-        dtype = sequences.dtype
-        states = [np.asarray(s, dtype=dtype) for s in states]
-        self._check_shapes(sequences.shape, [s.shape for s in states])
+        self._check_shapes(sequences.shape, [np.shape(s) for s in states])
         batch, steps, features = sequences.shape
         form = states_form(inputs, initial_state)
-        if not states:
-            states = [np.zeros((batch, self.units), dtype) for _ in range(self._num_states)]
+        dtype = np.result_type(sequences.dtype, self.kernel.value.dtype)
         input_mask = self._dropout_mask(training, self.dropout, (batch, features), dtype)
         recurrent_mask = self._dropout_mask(training, self.recurrent_dropout, (batch, self.units), dtype)
 
@@ -248,87 +249,103 @@ class _Recurrent(Layer):
         if self.go_backwards:
             x = x[::-1]
             keep = None if keep is None else keep[::-1]
-        x = np.ascontiguousarray(x if input_mask is None else x * input_mask)
+        x = np.ascontiguousarray(x if input_mask is None else x * input_mask, dtype)
         xw = (x.reshape(-1, features) @ self.kernel.value).reshape(steps, batch, self.kernel.shape[-1])
         if self.bias is not None:
             xw += self._input_bias(self.bias.value)
 
-        # Keras 3 returns the outputs in processing order (reversed for go_backwards).
-        outputs = np.empty((batch, steps, self.units), dtype) if self.return_sequences else None
-        tape = columns = None
-        output = None
+        # history[:, t]: the states before step t (after masking); new[:, t]: what step t computed (before masking).
+        history = np.empty((self._num_states, steps + 1, batch, self.units), dtype)
+        history[:, 0] = [np.asarray(s) for s in states] if states else 0
+        new = history[:, 1:] if keep is None else np.empty((self._num_states, steps, batch, self.units), dtype)
+        h_in = history[0, :-1] if recurrent_mask is None else np.empty((steps, batch, self.units), dtype)
+        tape = self._new_tape(xw)
         for t in range(steps):
-            h_in = states[0] if recurrent_mask is None else states[0] * recurrent_mask
-            new_states, step_cache = self._step(xw[t], h_in, states)
-            if record:
-                # One array for the whole sequence (many small ones kept alive cost page faults).
-                if tape is None:
-                    tape, columns = _tape_for(step_cache, steps)
-                np.concatenate(step_cache, axis=1, out=tape[t])
-            if keep is None:
-                states = new_states
-                output = states[0]
-            else:
-                # Masked steps keep the previous states and output (or output zeros).
-                states = [np.where(keep[t], new, old) for new, old in zip(new_states, states)]
-                output = np.where(keep[t], new_states[0], 0) if self.zero_output_for_mask else states[0]
-            if outputs is not None:
-                outputs[:, t] = output
-        result = outputs if outputs is not None else output
+            if recurrent_mask is not None:
+                np.multiply(history[0, t], recurrent_mask, out=h_in[t])
+            self._step(tape, t, h_in[t], history[:, t], new[:, t])
+            if keep is not None:  # masked steps keep the previous states
+                history[:, t + 1] = history[:, t]
+                np.copyto(history[:, t + 1], new[:, t], where=keep[t])
+
+        # Keras 3 returns the outputs in processing order (reversed for go_backwards).
+        outputs = history[0, 1:]
+        if keep is not None and self.zero_output_for_mask:
+            outputs = np.where(keep, new[0], 0).astype(dtype, copy=False)
+        result = np.ascontiguousarray(outputs.transpose(1, 0, 2)) if self.return_sequences else outputs[-1].copy()
         if self.return_state:
-            result = [result, *states]
-        cache = (x, input_mask, recurrent_mask, keep, tape, columns, form, len(states))
+            result = [result, *(state.copy() for state in history[:, -1])]
+        cache = (x, input_mask, recurrent_mask, keep, history, new, h_in, tape, form)
         return result, cache
 
     def backward(self, cache, grad_outputs):
-        x, input_mask, recurrent_mask, keep, tape, columns, form, num_states = cache
+        x, input_mask, recurrent_mask, keep, history, new, h_in, tape, form = cache
         steps, batch, features = x.shape
+        grad_states = np.zeros(history[:, 0].shape, history.dtype)
         if self.return_state:
-            grad_output, *grad_states = grad_outputs
+            grad_output, *grad_final = grad_outputs
+            grad_states[:] = grad_final
         else:
-            grad_output, grad_states = grad_outputs, [np.zeros((batch, self.units), x.dtype)] * num_states
+            grad_output = grad_outputs
         keep = None if keep is None else keep.astype(x.dtype)
-        # C-ordered accumulators (a weight's value may be Fortran-ordered).
-        grads = {self.recurrent_kernel: np.zeros(self.recurrent_kernel.shape, x.dtype)}
-        if self.bias is not None:
-            grads[self.bias] = np.zeros(self.bias.shape, x.dtype)
-        grad_xw = np.empty((steps, batch, self._gates * self.units), x.dtype)
+        grad_previous = np.empty_like(grad_states)
+        gradient_tape = self._new_gradient_tape(tape)
         for t in range(steps - 1, -1, -1):
             if self.return_sequences:
                 grad_out = grad_output[:, t]
             else:
                 grad_out = grad_output if t == steps - 1 else None
             if keep is None:
-                grad_new = grad_states
                 if grad_out is not None:
-                    grad_new = [grad_new[0] + grad_out, *grad_new[1:]]
-                carried = [None] * num_states
+                    grad_states[0] += grad_out
+                grad_new = grad_states
             else:
                 if grad_out is not None and not self.zero_output_for_mask:
-                    grad_states = [grad_states[0] + grad_out, *grad_states[1:]]
-                grad_new = [g * keep[t] for g in grad_states]
-                carried = [g - k for g, k in zip(grad_states, grad_new)]
+                    grad_states[0] += grad_out
+                grad_new = grad_states * keep[t]
+                grad_states -= grad_new  # what reaches the previous states through masked steps
                 if grad_out is not None and self.zero_output_for_mask:
-                    grad_new[0] = grad_new[0] + grad_out * keep[t]
-            step_cache = [tape[t, :, c] for c in columns]
-            grad_xw[t], grad_h_in, grad_previous = self._step_backward(step_cache, grad_new, grads)
+                    grad_new[0] += grad_out * keep[t]
+            grad_h_in = self._step_backward(tape, gradient_tape, t, h_in[t], history[:, t], new[:, t], grad_new,
+                                            grad_previous)
             if recurrent_mask is not None:
-                grad_h_in = grad_h_in * recurrent_mask
-            grad_previous = list(grad_previous)
-            grad_previous[0] = grad_h_in if grad_previous[0] is None else grad_previous[0] + grad_h_in
-            grad_states = [g if c is None else g + c for g, c in zip(grad_previous, carried)]
+                grad_h_in *= recurrent_mask
+            grad_previous[0] += grad_h_in
+            if keep is None:
+                grad_states, grad_previous = grad_previous, grad_states
+            else:
+                grad_states += grad_previous
 
-        flat_grad = grad_xw.reshape(-1, grad_xw.shape[-1])
-        grads[self.kernel] = x.reshape(-1, features).T @ flat_grad
+        grad_xw = gradient_tape[0].reshape(-1, self.kernel.shape[-1])
+        grads = {self.kernel: x.reshape(-1, features).T @ grad_xw,
+                 self.recurrent_kernel: self._recurrent_kernel_gradient(h_in, tape, gradient_tape)}
         if self.bias is not None:
-            self._input_bias(grads[self.bias])[...] += flat_grad.sum(axis=0)
-        grad_x = (flat_grad @ self.kernel.value.T).reshape(steps, batch, features)
+            grads[self.bias] = self._bias_gradient(gradient_tape)
+        grad_x = (grad_xw @ self.kernel.value.T).reshape(steps, batch, features)
         if input_mask is not None:
             grad_x *= input_mask
         if self.go_backwards:
             grad_x = grad_x[::-1]
         grad_sequences = np.ascontiguousarray(grad_x.transpose(1, 0, 2))
-        return gradients_as_called(form, grad_sequences, grad_states), grads
+        return gradients_as_called(form, grad_sequences, list(grad_states)), grads
+
+    # ------------------------------------------------- the cell's defaults
+    def _new_gradient_tape(self, tape):
+        """``(grad_xw, grad_recurrent, scratch, recurrent_kernel.T)``: the gradients of the input
+        projection and of what the recurrent product adds to (the same array by default), a
+        ``(batch, units)`` scratch and the transposed recurrent kernel, C-ordered for the steps' matmuls."""
+        steps, batch, width = tape[0].shape
+        grad_xw = np.empty((steps, batch, width), tape[0].dtype)
+        kernel_t = np.ascontiguousarray(self.recurrent_kernel.value.T)
+        return grad_xw, grad_xw, np.empty((batch, self.units), tape[0].dtype), kernel_t
+
+    def _recurrent_kernel_gradient(self, h_in, tape, gradient_tape):
+        """One matmul over all steps: ``h_in`` stacked over time, transposed, times the recurrent gradients."""
+        grad_recurrent = gradient_tape[1]
+        return h_in.reshape(-1, self.units).T @ grad_recurrent.reshape(-1, grad_recurrent.shape[-1])
+
+    def _bias_gradient(self, gradient_tape):
+        return gradient_tape[0].reshape(-1, gradient_tape[0].shape[-1]).sum(axis=0)
 
     # ------------------------------------------------------------------ config
     def flops(self, input_shapes, output_shapes):
@@ -367,11 +384,96 @@ class _Recurrent(Layer):
         return config
 
 
-def _tape_for(step_cache, steps):
-    """An empty ``(steps, batch, total width)`` array for the steps' caches, and each entry's columns."""
-    ends = np.cumsum([a.shape[1] for a in step_cache])
-    columns = [slice(end - a.shape[1], end) for a, end in zip(step_cache, ends)]
-    return np.empty((steps, step_cache[0].shape[0], ends[-1]), step_cache[0].dtype), columns
+def activate_into(activation, x, out):
+    """Writes ``activation(x)`` into ``out``, keeping ``x`` (tanh without temporaries).
+
+    Example:
+        >>> out = np.empty(2, "float32")
+        >>> activate_into(activations.tanh, np.array([0.0, 1.0], "float32"), out); out
+        array([0.       , 0.7615942], dtype=float32)
+    """
+    if activation is activations.tanh:
+        np.tanh(x, out=out)
+    else:
+        out[...] = activation(x)
+
+
+def activation_gradient_into(activation, x, y, grad_y, out):
+    """Writes ``activation.gradient(x, y, grad_y)`` into ``out`` (which may be ``grad_y``).
+
+    Example:
+        >>> grad = np.ones(1, "float32")
+        >>> activation_gradient_into(activations.tanh, None, np.array([0.5], "float32"), grad, grad); grad
+        array([0.75], dtype=float32)
+    """
+    if activation is activations.tanh:
+        slope = y * y
+        np.subtract(1.0, slope, out=slope)
+        np.multiply(grad_y, slope, out=out)
+    else:
+        out[...] = activation.gradient(x, y, grad_y)
+
+
+class GateActivations:
+    """The activations of the column blocks of a cell's ``(batch, width)`` pre-activations
+    (LSTM's i, f, g, o: sigmoid, sigmoid, tanh, sigmoid), written into preallocated arrays.
+
+    When every block is sigmoid or tanh, four passes over the whole width compute them all,
+    since ``sigmoid(x) = (tanh(x / 2) + 1) / 2`` (as ``activations.sigmoid`` computes it): the
+    pre-activations are scaled (by 1/2 in sigmoid columns), replaced in place by their tanh,
+    and scaled and shifted into the output; the tanh values then give both gradients,
+    ``sigmoid'(x) = (1 - tanh(x / 2)^2) / 4`` and ``tanh'(x) = 1 - tanh(x)^2``. Otherwise each
+    block applies its own activation and the pre-activations are kept.
+
+    Args:
+        *blocks: ``(activation, width)`` pairs, in column order.
+
+    Example:
+        >>> z = np.array([[0.0, 0.0]], "float32")
+        >>> out = np.empty_like(z)
+        >>> both = GateActivations((activations.sigmoid, 1), (activations.tanh, 1))
+        >>> both(z, out); out
+        array([[0.5, 0. ]], dtype=float32)
+        >>> grad = np.ones_like(z)
+        >>> both.gradient(z, out, grad, grad); grad
+        array([[0.25, 1.  ]], dtype=float32)
+    """
+
+    def __init__(self, *blocks):
+        ends = np.cumsum([width for _, width in blocks])
+        self.blocks = [(slice(end - width, end), activation) for (activation, width), end in zip(blocks, ends)]
+        self.fused = all(a is activations.sigmoid or a is activations.tanh for a, _ in blocks)
+        sigmoid = np.concatenate([np.full(width, a is activations.sigmoid) for a, width in blocks])
+        self.scale = np.where(sigmoid, 0.5, 1.0).astype("float32") if sigmoid.any() else None
+        self.shift = np.where(sigmoid, 0.5, 0.0).astype("float32")
+        self.slope = np.where(sigmoid, 0.25, 1.0).astype("float32")
+
+    def __call__(self, z, out):
+        """Writes the activations of ``z`` into ``out``; ``z`` becomes what ``gradient`` needs."""
+        if not self.fused:
+            for columns, activation in self.blocks:
+                out[:, columns] = activation(z[:, columns])
+        elif self.scale is None:
+            np.tanh(z, out=out)
+        else:
+            np.multiply(z, self.scale, out=z)
+            np.tanh(z, out=z)
+            np.multiply(z, self.scale, out=out)
+            out += self.shift
+
+    def gradient(self, z, y, grad, out):
+        """Writes the gradient of the pre-activations into ``out`` (which may be ``grad``), given
+        ``z`` and ``y`` as ``__call__`` left them and the gradient of its output."""
+        if not self.fused:
+            for columns, activation in self.blocks:
+                out[:, columns] = activation.gradient(z[:, columns], y[:, columns], grad[:, columns])
+            return
+        tanh = y if self.scale is None else z
+        slope = tanh * tanh
+        np.subtract(1.0, slope, out=slope)
+        if self.scale is not None:
+            slope *= self.slope
+        np.multiply(grad, slope, out=out)
 
 
 def _compatible(shape, expected):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from layers import activations
-from layers.recurrent._rnn import _Recurrent
+from layers.recurrent._rnn import GateActivations, _Recurrent
 
 
 class GRU(_Recurrent):
@@ -66,59 +66,100 @@ class GRU(_Recurrent):
     def _input_bias(self, bias):
         return bias[0] if self.reset_after else bias
 
-    def _step(self, xw, h_in, states):
-        h_prev = states[0]
+    def _new_tape(self, xw):
+        """``(z, gates, reset input, scratch, gate activations, candidate activation)``: ``z`` the
+        pre-activations of z, r and hh (in place in ``xw``; see GateActivations), ``gates`` their
+        activations, the reset input what r multiplies (the candidate's recurrent projection plus
+        its bias), or ``r * h_in`` with ``reset_after=False``."""
+        steps, batch, width = xw.shape
         u = self.units
-        kernel = self.recurrent_kernel.value
-        if self.reset_after:
-            recurrent = h_in @ kernel
-            if self.bias is not None:
-                recurrent += self.bias.value[1]
-            recurrent_zr = recurrent[:, :2 * u]
-        else:
-            recurrent_zr = h_in @ kernel[:, :2 * u]
-        zr_in = xw[:, :2 * u] + recurrent_zr
-        zr = self.recurrent_activation(zr_in)
-        z, r = zr[:, :u], zr[:, u:]
-        if self.reset_after:
-            # What r multiplies: the recurrent projection of the candidate block.
-            reset_input = recurrent[:, 2 * u:]
-            hh_in = xw[:, 2 * u:] + r * reset_input
-        else:
-            # What the recurrent kernel multiplies: the reset state.
-            reset_input = r * h_in
-            hh_in = xw[:, 2 * u:] + reset_input @ kernel[:, 2 * u:]
-        hh = self.activation(hh_in)
-        h = hh + z * (h_prev - hh)
-        return [h], (h_in, h_prev, zr_in, zr, reset_input, hh_in, hh)
+        if self.reset_after and self.bias is not None:
+            xw[..., :2 * u] += self.bias.value[1, :2 * u]
+        return (xw, np.empty_like(xw), np.empty((steps, batch, u), xw.dtype), np.empty((batch, width), xw.dtype),
+                GateActivations((self.recurrent_activation, 2 * u)), GateActivations((self.activation, u)))
 
-    def _step_backward(self, cache, grad_states, grads):
-        h_in, h_prev, zr_in, zr, reset_input, hh_in, hh = cache
-        (grad_h,) = grad_states
+    def _step(self, tape, t, h_in, previous, new):
+        z, gates, reset_input, scratch, gate_activations, candidate_activation = tape
         u = self.units
+        z, gates, reset_input = z[t], gates[t], reset_input[t]
         kernel = self.recurrent_kernel.value
-        grad_kernel = grads[self.recurrent_kernel]
-        z, r = zr[:, :u], zr[:, u:]
-        grad_hh_in = self.activation.gradient(hh_in, hh, grad_h * (1 - z))
-        grad_zr = np.empty_like(zr)
-        np.multiply(grad_h, h_prev - hh, out=grad_zr[:, :u])
         if self.reset_after:
-            np.multiply(grad_hh_in, reset_input, out=grad_zr[:, u:])
+            np.matmul(h_in, kernel, out=scratch)
+            if self.bias is None:
+                reset_input[...] = scratch[:, 2 * u:]
+            else:
+                np.add(scratch[:, 2 * u:], self.bias.value[1, 2 * u:], out=reset_input)
         else:
-            grad_reset = grad_hh_in @ kernel[:, 2 * u:].T
-            np.multiply(grad_reset, h_in, out=grad_zr[:, u:])
-        grad_zr_in = self.recurrent_activation.gradient(zr_in, zr, grad_zr)
+            np.matmul(h_in, kernel[:, :2 * u], out=scratch[:, :2 * u])
+        z[:, :2 * u] += scratch[:, :2 * u]
+        gate_activations(z[:, :2 * u], gates[:, :2 * u])
+        update, reset = gates[:, :u], gates[:, u:2 * u]
         if self.reset_after:
-            grad_recurrent = np.concatenate([grad_zr_in, grad_hh_in * r], axis=1)
-            grad_kernel += h_in.T @ grad_recurrent
-            if self.bias is not None:
-                grads[self.bias][1] += grad_recurrent.sum(axis=0)
-            grad_h_in = grad_recurrent @ kernel.T
+            np.multiply(reset, reset_input, out=scratch[:, 2 * u:])
         else:
-            grad_kernel[:, :2 * u] += h_in.T @ grad_zr_in
-            grad_kernel[:, 2 * u:] += reset_input.T @ grad_hh_in
-            grad_h_in = grad_zr_in @ kernel[:, :2 * u].T + grad_reset * r
-        return np.concatenate([grad_zr_in, grad_hh_in], axis=1), grad_h_in, [grad_h * z]
+            np.multiply(reset, h_in, out=reset_input)
+            np.matmul(reset_input, kernel[:, 2 * u:], out=scratch[:, 2 * u:])
+        z[:, 2 * u:] += scratch[:, 2 * u:]
+        candidate = gates[:, 2 * u:]
+        candidate_activation(z[:, 2 * u:], candidate)
+        h = new[0]  # candidate + update * (h_prev - candidate)
+        np.subtract(previous[0], candidate, out=h)
+        h *= update
+        h += candidate
+
+    def _new_gradient_tape(self, tape):
+        """As for every cell; with ``reset_after``, the recurrent product's gradient differs from
+        ``xw``'s in the candidate block (r multiplies it)."""
+        grad_xw, grad_recurrent, scratch, kernel_t = super()._new_gradient_tape(tape)
+        if self.reset_after:
+            grad_recurrent = np.empty_like(grad_xw)
+        return grad_xw, grad_recurrent, scratch, kernel_t
+
+    def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):
+        z, gates, reset_input, _, gate_activations, candidate_activation = tape
+        grad_xw, grad_recurrent, scratch, kernel_t = gradient_tape
+        u = self.units
+        z, gates, reset_input, grad_xw = z[t], gates[t], reset_input[t], grad_xw[t]
+        (grad_h,) = grad_new
+        update, reset, candidate = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:]
+        grad_candidate = grad_xw[:, 2 * u:]
+        np.subtract(1.0, update, out=grad_candidate)
+        grad_candidate *= grad_h
+        candidate_activation.gradient(z[:, 2 * u:], candidate, grad_candidate, grad_candidate)
+        np.subtract(previous[0], candidate, out=grad_xw[:, :u])
+        grad_xw[:, :u] *= grad_h
+        if self.reset_after:
+            np.multiply(grad_candidate, reset_input, out=grad_xw[:, u:2 * u])
+        else:
+            grad_reset_input = grad_candidate @ kernel_t[2 * u:]
+            np.multiply(grad_reset_input, h_in, out=grad_xw[:, u:2 * u])
+        gate_activations.gradient(z[:, :2 * u], gates[:, :2 * u], grad_xw[:, :2 * u], grad_xw[:, :2 * u])
+        np.multiply(grad_h, update, out=grad_previous[0])
+        if self.reset_after:
+            grad_recurrent = grad_recurrent[t]
+            grad_recurrent[:, :2 * u] = grad_xw[:, :2 * u]
+            np.multiply(grad_candidate, reset, out=grad_recurrent[:, 2 * u:])
+            return np.matmul(grad_recurrent, kernel_t, out=scratch)
+        np.matmul(grad_xw[:, :2 * u], kernel_t[:2 * u], out=scratch)
+        grad_reset_input *= reset
+        scratch += grad_reset_input
+        return scratch
+
+    def _recurrent_kernel_gradient(self, h_in, tape, gradient_tape):
+        if self.reset_after:
+            return super()._recurrent_kernel_gradient(h_in, tape, gradient_tape)
+        u = self.units
+        grad_xw = gradient_tape[0].reshape(-1, 3 * u)
+        reset_input = tape[2].reshape(-1, u)
+        return np.concatenate([h_in.reshape(-1, u).T @ grad_xw[:, :2 * u], reset_input.T @ grad_xw[:, 2 * u:]],
+                              axis=1)
+
+    def _bias_gradient(self, gradient_tape):
+        grad_input_bias = super()._bias_gradient(gradient_tape)
+        if not self.reset_after:
+            return grad_input_bias
+        grad_recurrent = gradient_tape[1]
+        return np.stack([grad_input_bias, grad_recurrent.reshape(-1, grad_recurrent.shape[-1]).sum(axis=0)])
 
     def _cell_flops(self):
         """Per sample and step: the adds into z, r and hh (3), the reset product, the activations

@@ -3,7 +3,7 @@
 import numpy as np
 
 from layers import activations
-from layers.recurrent._rnn import _Recurrent
+from layers.recurrent._rnn import GateActivations, _Recurrent, activate_into, activation_gradient_into
 
 
 class LSTM(_Recurrent):
@@ -71,32 +71,50 @@ class LSTM(_Recurrent):
 
         return forget_gate_ones
 
-    def _step(self, xw, h_in, states):
-        c_prev = states[1]
+    def _new_tape(self, xw):
+        """``(z, gates, activated c, scratch, gate activations)``: ``z`` the pre-activations (``xw``
+        plus the recurrent product, in place; see GateActivations), ``gates`` the activated i, f, g, o."""
+        steps, batch, width = xw.shape
         u = self.units
-        z = xw + h_in @ self.recurrent_kernel.value
-        input_forget = self.recurrent_activation(z[:, :2 * u])
-        candidate = self.activation(z[:, 2 * u:3 * u])
-        output_gate = self.recurrent_activation(z[:, 3 * u:])
-        c = input_forget[:, u:] * c_prev + input_forget[:, :u] * candidate
-        tanh_c = self.activation(c)
-        h = output_gate * tanh_c
-        return [h, c], (h_in, c_prev, z, input_forget, candidate, output_gate, c, tanh_c)
+        gate_activations = GateActivations((self.recurrent_activation, 2 * u), (self.activation, u),
+                                           (self.recurrent_activation, u))
+        return (xw, np.empty_like(xw), np.empty((steps, batch, u), xw.dtype), np.empty((batch, width), xw.dtype),
+                gate_activations)
 
-    def _step_backward(self, cache, grad_states, grads):
-        h_in, c_prev, z, input_forget, candidate, output_gate, c, tanh_c = cache
-        grad_h, grad_c = grad_states
+    def _step(self, tape, t, h_in, previous, new):
+        z, gates, activated_c, scratch, gate_activations = tape
         u = self.units
-        grad_c = grad_c + self.activation.gradient(c, tanh_c, grad_h * output_gate)
-        grad_input_forget = np.empty_like(input_forget)
-        np.multiply(grad_c, candidate, out=grad_input_forget[:, :u])
-        np.multiply(grad_c, c_prev, out=grad_input_forget[:, u:])
-        grad_z = np.empty_like(z)
-        grad_z[:, :2 * u] = self.recurrent_activation.gradient(z[:, :2 * u], input_forget, grad_input_forget)
-        grad_z[:, 2 * u:3 * u] = self.activation.gradient(z[:, 2 * u:3 * u], candidate, grad_c * input_forget[:, :u])
-        grad_z[:, 3 * u:] = self.recurrent_activation.gradient(z[:, 3 * u:], output_gate, grad_h * tanh_c)
-        grads[self.recurrent_kernel] += h_in.T @ grad_z
-        return grad_z, grad_z @ self.recurrent_kernel.value.T, [None, grad_c * input_forget[:, u:]]
+        z, gates = z[t], gates[t]
+        np.matmul(h_in, self.recurrent_kernel.value, out=scratch)
+        z += scratch
+        gate_activations(z, gates)
+        i, f, g, o = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:3 * u], gates[:, 3 * u:]
+        c = new[1]
+        np.multiply(f, previous[1], out=c)
+        np.multiply(i, g, out=scratch[:, :u])
+        c += scratch[:, :u]
+        activate_into(self.activation, c, activated_c[t])
+        np.multiply(o, activated_c[t], out=new[0])
+
+    def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):
+        z, gates, activated_c, _, gate_activations = tape
+        grad_z, _, scratch, kernel_t = gradient_tape
+        u = self.units
+        z, gates, grad_z, activated_c = z[t], gates[t], grad_z[t], activated_c[t]
+        i, f, g, o = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:3 * u], gates[:, 3 * u:]
+        grad_h, grad_c = grad_new
+        grad_c_total = grad_previous[1]  # becomes the previous c's gradient at the end
+        np.multiply(grad_h, o, out=grad_c_total)
+        activation_gradient_into(self.activation, new[1], activated_c, grad_c_total, grad_c_total)
+        grad_c_total += grad_c
+        np.multiply(grad_c_total, g, out=grad_z[:, :u])
+        np.multiply(grad_c_total, previous[1], out=grad_z[:, u:2 * u])
+        np.multiply(grad_c_total, i, out=grad_z[:, 2 * u:3 * u])
+        np.multiply(grad_h, activated_c, out=grad_z[:, 3 * u:])
+        gate_activations.gradient(z, gates, grad_z, grad_z)
+        grad_c_total *= f
+        grad_previous[0] = 0
+        return np.matmul(grad_z, kernel_t, out=scratch)
 
     def _cell_flops(self):
         """Per sample and step: the add of the two projections (4 gates), the gate and candidate

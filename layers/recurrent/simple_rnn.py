@@ -1,6 +1,8 @@
 """SimpleRNN: ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)``."""
 
-from layers.recurrent._rnn import _Recurrent
+import numpy as np
+
+from layers.recurrent._rnn import GateActivations, _Recurrent
 
 
 class SimpleRNN(_Recurrent):
@@ -53,16 +55,22 @@ class SimpleRNN(_Recurrent):
             unroll, zero_output_for_mask, seed, **kwargs,
         )
 
-    def _step(self, xw, h_in, states):
-        z = xw + h_in @ self.recurrent_kernel.value
-        h = self.activation(z)
-        return [h], (h_in, z, h)
+    def _new_tape(self, xw):
+        """``(z, scratch, activation)``: ``z`` the pre-activations, ``xw`` plus the recurrent
+        product in place (see GateActivations)."""
+        return xw, np.empty(xw.shape[1:], xw.dtype), GateActivations((self.activation, self.units))
 
-    def _step_backward(self, cache, grad_states, grads):
-        h_in, z, h = cache
-        grad_z = self.activation.gradient(z, h, grad_states[0])
-        grads[self.recurrent_kernel] += h_in.T @ grad_z
-        return grad_z, grad_z @ self.recurrent_kernel.value.T, [None]
+    def _step(self, tape, t, h_in, previous, new):
+        z, scratch, activation = tape
+        np.matmul(h_in, self.recurrent_kernel.value, out=scratch)
+        z[t] += scratch
+        activation(z[t], new[0])
+
+    def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):
+        grad_z, _, scratch, kernel_t = gradient_tape
+        tape[2].gradient(tape[0][t], new[0], grad_new[0], grad_z[t])
+        grad_previous[0] = 0
+        return np.matmul(grad_z[t], kernel_t, out=scratch)
 
     def _cell_flops(self):
         """Per sample and step: the add of the two projections and the activation."""

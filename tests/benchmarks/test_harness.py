@@ -34,6 +34,7 @@ ROW_FIELDS = {
     "to_python": {"model", "layers", "to_python_seconds", "run_source_seconds", "goal", "same_config_but_names"},
     "surgery": {"model", "layers", "edit", "seconds", "goal", "new_layers"},
     "model_diff": {"layers", "case", "seconds", "goal_seconds", "added", "changed"},
+    "rnn_speed": {"case", "units", "return_sequences", "seconds", "ratio_to_torch", "goal"},
     "training_steps": {"case", "batch", "seconds", "ratio_to_torch", "goal", "peak_rss_mb"},
     "conv_speed": {"case", "batch", "seconds", "cpu_seconds", "ratio_to_torch", "goal"},
 }

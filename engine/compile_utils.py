@@ -429,6 +429,8 @@ class _Outputs:
         """Flat entries of ``value`` laid over ``structure`` (dict keys may be left
         out; a value that is not nested applies to every output below it)."""
         if not isinstance(structure, _NESTED):
+            if not leaf_lists and isinstance(value, (list, tuple)) and len(value) == 1:
+                value = value[0]  # Keras applies each loss of a list to this output: one loss is that loss
             if isinstance(value, _NESTED) and not (leaf_lists and isinstance(value, (list, tuple))):
                 raise CompileStructureError(
                     f"The path: {path} in the `{argument}` argument, can't be found in the model's output "

@@ -258,3 +258,15 @@ def test_a_custom_train_step_updates_compile_metrics_as_in_the_keras_guide():
     assert set(history) == {"loss", "acc", "mae"}
     assert model.metrics_names == ["loss", "compile_metrics"]
     assert [type(m).__name__ for m in model.compiled_metrics.metrics] == ["CategoricalAccuracy", "MeanAbsoluteError"]
+
+
+def test_a_one_loss_list_at_an_output_is_that_loss_as_in_keras():
+    x = Input(shape=(3,), name="x")
+    model = Model(x, [Dense(1, name="a")(x), Dense(1, activation="sigmoid", name="b")(x)])
+    data = np.random.default_rng(0).random((8, 3)), [np.ones((8, 1)), np.zeros((8, 1))]
+    model.compile(loss=["mse", "binary_crossentropy"])
+    plain = model.evaluate(*data, verbose=0)
+    model.compile(loss=["mse", ["binary_crossentropy"]], loss_weights=[1.0, 1.0])
+    assert model.evaluate(*data, verbose=0) == pytest.approx(plain)
+    with pytest.raises(ValueError, match=r"The path: \(1,\) in the `loss` argument.*one tensor"):
+        model.compile(loss=["mse", ["binary_crossentropy", "mse"]])

@@ -40,7 +40,7 @@ class Dense(Layer):
                 f"Received an invalid value for `units`, expected a positive integer. Received: units={units!r}"
             )
         self.units = int(units)
-        self.activation = activations.get(activation)
+        self.activation = activation
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
@@ -49,6 +49,16 @@ class Dense(Layer):
         self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
+
+    @property
+    def activation(self):
+        """The activation function (linear when None was given)."""
+        return self._activation
+
+    @activation.setter
+    def activation(self, value):
+        # Set later as in the constructor (a name, a function, or None for linear), as Keras' Dense allows.
+        self._activation = activations.get(value)
 
     def build(self, input_shape):
         input_dim = input_shape[-1]

@@ -58,3 +58,14 @@ def keras_l1():
     from engine.regularizers import L1
 
     return L1(0.01)
+
+
+def test_activation_set_after_construction_is_read_as_the_constructor_reads_it():
+    layer = Dense(2, activation="relu", use_bias=False)
+    layer.build((1, 2))
+    layer.set_weights([np.array([[1.0, -2.0], [3.0, -4.0]])])
+    np.testing.assert_allclose(layer(np.array([[-1.0, 2.0]])), [[5.0, 0.0]])
+    layer.activation = None
+    np.testing.assert_allclose(layer(np.array([[-1.0, 2.0]])), [[5.0, -6.0]])
+    layer.activation = "sigmoid"
+    assert layer.get_config()["activation"] == "sigmoid"

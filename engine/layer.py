@@ -498,7 +498,8 @@ class Layer(Module):
             array([[2., 2.]], dtype=float32)
         """
         raise NotImplementedError(
-            f"Layer {self.name!r} ({type(self).__name__}) does not implement call(self, inputs)."
+            f"Layer {self.name!r} ({type(self).__name__}) does not have a `call` method implemented: "
+            "define call(self, inputs)."
         )
 
     def compute_output_shape(self, input_shape):

@@ -330,3 +330,8 @@ def test_every_name_a_layer_accepts_round_trips_through_a_model_file(tmp_path_fa
     assert loaded.layers[-1].name == layer_name
     assert loaded.layers[-1].w.path == f"{layer_name}/{weight_name}"
     np.testing.assert_array_equal(loaded.layers[-1].w.value, layer.w.value)
+
+
+def test_a_layer_without_call_says_so_in_keras_words():
+    with pytest.raises(NotImplementedError, match=r"Layer 'bare' \(Layer\) does not have a `call` method implemented"):
+        Layer(name="bare")(np.ones((1, 2)))

@@ -161,7 +161,7 @@ class Model(Trainer, Layer):
             True
         """
         if format != "onnx":
-            raise ValueError(f"Model.export supports format='onnx', received format={format!r}. For a Keras or "
+            raise ValueError(f"Unrecognized format={format!r}: Model.export supports format='onnx'. For a Keras or "
                              "nodeweave file use model.save(path).")
         from graph.onnx_export import save_onnx  # graph builds on engine, so engine reaches it only when asked
 

@@ -1,6 +1,7 @@
 """Model-level conveniences: summary, notebook display, frozen sub-layers."""
 
 import numpy as np
+import pytest
 
 from engine import Input, Model, Sequential, clone_model
 from layers import Dense
@@ -47,3 +48,8 @@ def test_compiled_says_whether_compile_ran_and_a_clone_keeps_it():
     assert model.compiled is False and clone_model(model).compiled is False
     model.compile(optimizer="adam", loss="mse")
     assert model.compiled is True and clone_model(model).compiled is True
+
+
+def test_export_names_an_unrecognized_format_and_the_one_it_supports(tmp_path):
+    with pytest.raises(ValueError, match=r"Unrecognized format='tf_saved_model': Model.export supports format='onnx'"):
+        _model().export(tmp_path / "model", format="tf_saved_model")

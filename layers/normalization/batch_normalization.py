@@ -1,11 +1,19 @@
 """BatchNormalization: normalize with the batch's moments in training, the moving ones in inference."""
 
+import functools
 import math
 
 import numpy as np
 
 from engine import InputSpec, initializers
-from layers.normalization._base import _AffineNormalization, resolve_axes, standardize, standardize_backward
+from layers.normalization._base import _AffineNormalization, resolve_axes
+
+# Elements per block of rows: a block and its temporaries stay in the L2 cache, so the
+# passes over a block after the first one read the cache, not memory.
+BLOCK_ELEMENTS = 1 << 16
+# Elements per row of the widened view (see ``feature_rows``): NumPy's loops that broadcast a
+# per-feature vector along a row run at full speed once rows are this long.
+ROW_WIDTH = 1024
 
 
 class BatchNormalization(_AffineNormalization):
@@ -58,7 +66,6 @@ class BatchNormalization(_AffineNormalization):
 
     def build(self, input_shape):
         self._param_axes = resolve_axes(self.axis, input_shape, self.name)
-        self._reduction_axes = tuple(a for a in range(len(input_shape)) if a not in self._param_axes)
         shape = self._param_shape(input_shape)
         self._add_scale_and_offset(shape, self.scale, self.center)
         self.moving_mean = self.add_weight(shape=shape, initializer=self.moving_mean_initializer,
@@ -68,14 +75,27 @@ class BatchNormalization(_AffineNormalization):
         self.input_spec = InputSpec(ndim=len(input_shape), axes={a: input_shape[a] for a in self._param_axes})
 
     def forward(self, inputs, training=True):
-        batch_statistics = bool(training) and self.trainable and inputs.size > 0
-        if batch_statistics:
-            normalized, inv_std, mean, variance = standardize(inputs, self._reduction_axes, self.epsilon)
+        """Returns the outputs and the cache ``(inputs, mean, inv_std, batch_statistics)``,
+        which holds no array of the inputs' size but the inputs (PyTorch keeps the same)."""
+        rows, groups = feature_rows(inputs, self._param_axes)
+        if bool(training) and self.trainable and inputs.size > 0:
+            mean, variance = feature_moments(rows, groups)
             self._update_moving_statistics(mean, variance)
+            batch_statistics = True
         else:
-            inv_std = 1.0 / np.sqrt(self._broadcast(self.moving_variance, inputs.ndim) + self.epsilon)
-            normalized = (inputs - self._broadcast(self.moving_mean, inputs.ndim)) * inv_std
-        return self._scale_and_offset(normalized), (normalized, inv_std, batch_statistics)
+            mean, variance = self.moving_mean.value.reshape(-1), self.moving_variance.value.reshape(-1)
+            batch_statistics = False
+        mean = mean.astype(inputs.dtype)
+        inv_std = (1.0 / np.sqrt(variance.astype(inputs.dtype) + self.epsilon)).astype(inputs.dtype)
+        # Keras' folded form: outputs = inputs * scale + (beta - mean * scale).
+        scale = self._times_gamma(inv_std)
+        shift = -mean * scale if self.beta is None else self.beta.value.reshape(-1) - mean * scale
+        scale, shift = np.tile(scale, groups), np.tile(shift, groups)
+        outputs = np.empty_like(rows)
+        for block in row_blocks(rows):
+            np.multiply(rows[block], scale, out=outputs[block])
+            outputs[block] += shift
+        return unfeature_rows(outputs, inputs.shape, self._param_axes), (inputs, mean, inv_std, batch_statistics)
 
     def call(self, inputs, training=False):
         if bool(training) and self.trainable and inputs.size > 0:
@@ -94,16 +114,46 @@ class BatchNormalization(_AffineNormalization):
         return inputs * scale.reshape(shape) + shift.reshape(shape)
 
     def backward(self, cache, grad_outputs):
-        normalized, inv_std, batch_statistics = cache
-        grad_normalized, grads = self._scale_and_offset_backward(normalized, grad_outputs)
-        if batch_statistics:
-            return standardize_backward(grad_normalized, normalized, inv_std, self._reduction_axes), grads
-        return grad_normalized * inv_std, grads
+        """With ``dy`` the output gradient, ``c = x - mean``, ``a = gamma * inv_std`` and
+        ``n`` positions per feature: ``dbeta = sum(dy)``, ``dgamma = inv_std * sum(dy * c)``
+        and, with the batch's statistics,
+        ``dx = a * dy + c * (-a * inv_std**2 * sum(dy * c) / n) - a * dbeta / n``
+        (with the moving ones, ``dx = a * dy``): one pass for the sums, one for ``dx``."""
+        inputs, mean, inv_std, batch_statistics = cache
+        rows, groups = feature_rows(inputs, self._param_axes)
+        grad_rows, _ = feature_rows(grad_outputs, self._param_axes)
+        scale = self._times_gamma(inv_std)
+        grads = {}
+        if batch_statistics or self.gamma is not None or self.beta is not None:
+            grad_sum, grad_dot = gradient_sums(grad_rows, rows, np.tile(mean, groups), groups)
+            if self.gamma is not None:
+                grads[self.gamma] = (grad_dot * inv_std).reshape(self.gamma.shape)
+            if self.beta is not None:
+                grads[self.beta] = grad_sum.reshape(self.beta.shape)
+        if not batch_statistics:
+            grad_inputs = grad_rows * np.tile(scale, groups)
+        else:
+            count = len(rows) * groups
+            centered_scale = -scale * np.square(inv_std) * grad_dot / count
+            shift = np.tile(-scale * grad_sum / count - mean * centered_scale, groups)
+            scale, centered_scale = np.tile(scale, groups), np.tile(centered_scale, groups)
+            grad_inputs = np.empty_like(grad_rows)
+            buffer = np.empty_like(grad_rows[row_blocks(grad_rows)[0]])
+            for block in row_blocks(grad_rows):
+                out, term = grad_inputs[block], buffer[:block.stop - block.start]
+                np.multiply(grad_rows[block], scale, out=out)
+                np.multiply(rows[block], centered_scale, out=term)
+                out += term
+                out += shift
+        return unfeature_rows(grad_inputs, inputs.shape, self._param_axes), grads
 
     def flops(self, input_shapes, output_shapes):
         """At inference, 2 per element: the moving statistics, gamma and beta fold into one
         scale and one shift per channel."""
         return 2 * math.prod(input_shapes[0])
+
+    def _times_gamma(self, inv_std):
+        return inv_std if self.gamma is None else inv_std * self.gamma.value.reshape(-1)
 
     def _update_moving_statistics(self, mean, variance):
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
@@ -117,3 +167,101 @@ class BatchNormalization(_AffineNormalization):
             moving_variance_initializer=initializers.serialize(self.moving_variance_initializer),
         )
         return config
+
+
+def feature_rows(x, feature_axes):
+    """``x`` as a 2-D array ``(rows, groups * features)`` whose rows hold the features of
+    ``groups`` consecutive positions, with ``groups``: a view when the feature axes are
+    the last ones (channels-last), else a copy. Wide rows keep NumPy's loops long when
+    features are few; a per-feature vector is then tiled ``groups`` times.
+
+    Args:
+        x: an array.
+        feature_axes: the feature axes, non-negative and sorted.
+
+    >>> rows, groups = feature_rows(np.zeros((2, 3, 3, 16)), (3,))
+    >>> rows.shape, groups
+    ((1, 288), 18)
+    """
+    features = len(feature_axes)
+    moved = np.moveaxis(x, feature_axes, range(x.ndim - features, x.ndim))
+    width = math.prod(moved.shape[x.ndim - features:])
+    positions = x.size // width
+    groups = _groups(positions, width)
+    return moved.reshape(positions // groups, groups * width), groups
+
+
+@functools.lru_cache(maxsize=256)
+def _groups(positions, width):
+    """The largest divisor of ``positions`` that keeps ``groups * width`` within ``ROW_WIDTH``."""
+    return next(d for d in range(max(1, ROW_WIDTH // width), 0, -1) if positions % d == 0)
+
+
+def unfeature_rows(rows, shape, feature_axes):
+    """Inverse of ``feature_rows`` for an array of ``shape``.
+
+    >>> x = np.arange(24.0).reshape(2, 3, 4)
+    >>> bool((unfeature_rows(feature_rows(x, (1,))[0], x.shape, (1,)) == x).all())
+    True
+    """
+    moved = [n for a, n in enumerate(shape) if a not in feature_axes] + [shape[a] for a in feature_axes]
+    features = len(feature_axes)
+    return np.moveaxis(rows.reshape(moved), range(len(shape) - features, len(shape)), feature_axes)
+
+
+def row_blocks(rows):
+    """Slices of consecutive rows of a 2-D array, about ``BLOCK_ELEMENTS`` elements each.
+
+    >>> row_blocks(np.zeros((5, BLOCK_ELEMENTS // 2)))
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    step = max(1, BLOCK_ELEMENTS // max(rows.shape[1], 1))
+    return [slice(start, min(start + step, len(rows))) for start in range(0, len(rows), step)]
+
+
+def feature_moments(rows, groups):
+    """The mean and biased variance of each feature of ``feature_rows``' ``rows``, reading
+    memory once: per block the mean of each column (a product with a ones vector) and
+    its sum of squared deviations, merged over blocks and then over the ``groups`` of
+    each feature with Chan's formula, in float64 (per feature only).
+
+    >>> feature_moments(np.array([[1.0, 0.0, 3.0, 0.0]], "float32"), 2)
+    (array([2., 0.]), array([1., 0.]))
+    """
+    blocks = row_blocks(rows)
+    ones = np.ones(blocks[0].stop, rows.dtype)
+    buffer = np.empty_like(rows[blocks[0]])
+    count, mean, squares = 0, np.zeros(rows.shape[1]), np.zeros(rows.shape[1])
+    for block in blocks:
+        size = block.stop - block.start
+        block_mean = ones[:size] @ rows[block] / size
+        centered = np.subtract(rows[block], block_mean, out=buffer[:size])
+        np.square(centered, out=centered)
+        delta = block_mean - mean
+        mean += delta * (size / (count + size))
+        squares += ones[:size] @ centered + np.square(delta) * (count * size / (count + size))
+        count += size
+    means = mean.reshape(groups, -1)
+    feature_mean = means.mean(axis=0)
+    squares = squares.reshape(groups, -1).sum(axis=0) + count * np.square(means - feature_mean).sum(axis=0)
+    return feature_mean, squares / (count * groups)
+
+
+def gradient_sums(grad_rows, rows, tiled_mean, groups):
+    """Per feature, ``sum(grad)`` and ``sum(grad * (x - mean))`` over the positions, in
+    one pass over ``feature_rows``' ``grad_rows`` and ``rows``.
+
+    >>> gradient_sums(np.ones((2, 1), "float32"), np.array([[1.0], [5.0]], "float32"), np.array([3.0], "float32"), 1)
+    (array([2.], dtype=float32), array([0.], dtype=float32))
+    """
+    blocks = row_blocks(rows)
+    ones = np.ones(blocks[0].stop if blocks else 0, rows.dtype)
+    buffer = np.empty_like(rows[blocks[0]]) if blocks else None
+    grad_sum, grad_dot = np.zeros(rows.shape[1], rows.dtype), np.zeros(rows.shape[1], rows.dtype)
+    for block in blocks:
+        size = block.stop - block.start
+        centered = np.subtract(rows[block], tiled_mean, out=buffer[:size])
+        centered *= grad_rows[block]
+        grad_sum += ones[:size] @ grad_rows[block]
+        grad_dot += ones[:size] @ centered
+    return grad_sum.reshape(groups, -1).sum(axis=0), grad_dot.reshape(groups, -1).sum(axis=0)

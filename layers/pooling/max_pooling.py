@@ -1,55 +1,133 @@
 """MaxPooling1D and MaxPooling2D: the largest value of each window."""
 
-import math
-
 import numpy as np
 
 from layers.convolutional._base import from_channels_last, to_channels_last
-from layers.convolutional._im2col import pad, window_grad, windows
 from layers.pooling._base import _BasePooling
 
 
 class _MaxPooling(_BasePooling):
-    """Max over windows; the backward pass routes each output's gradient to the
-    input that was the maximum of its window (the first one on ties)."""
+    """Max over windows, one spatial axis at a time: a window's max is the max over its
+    rows of each row's max (the last spatial axis first). Each stage keeps, per output,
+    the index of the tap that won, and the backward pass routes each output's gradient
+    back through those indices to the input that was the maximum of its window: on
+    ties, the first one in row-major order, as Keras (XLA's select-and-scatter) and
+    PyTorch choose. Pads never win: windows start from ``-inf``."""
 
-    def _windows(self, x):
-        """The ``-inf``-padded windows ``(batch, *out, *pool_size, channels)`` of a
-        channels-last ``x``, and the pads."""
+    def _stages(self, x):
+        """``(array axis, pool, stride, pads, out)`` of each stage, the last spatial axis first."""
         pads, out = self._geometry(x.shape[1:-1])
-        return windows(pad(x, pads, -np.inf), self.pool_size, self.strides, (1,) * self.rank, out), pads
+        return [(1 + d, self.pool_size[d], self.strides[d], pads[d], out[d]) for d in reversed(range(self.rank))]
 
     def call(self, inputs, training=False):
-        view, _ = self._windows(to_channels_last(inputs, self.data_format))
-        pooled = view.max(axis=tuple(range(1 + self.rank, 1 + 2 * self.rank)))
+        pooled = to_channels_last(inputs, self.data_format)
+        for stage in self._stages(pooled):
+            pooled = max_along(pooled, *stage)[0]
         return from_channels_last(pooled, self.data_format)
 
     def forward(self, inputs, training=True):
-        x = to_channels_last(inputs, self.data_format)
-        view, pads = self._windows(x)
-        # Taps leading, one row each: the layout col2im takes back.
-        taps = np.moveaxis(view, range(1 + self.rank, 1 + 2 * self.rank), range(self.rank))
-        taps = taps.reshape((math.prod(self.pool_size),) + taps.shape[self.rank:])
-        pooled = taps.max(axis=0)
-        return from_channels_last(pooled, self.data_format), (x.shape[1:-1], pads, _first_max_tap(taps, pooled)[None])
+        pooled = to_channels_last(inputs, self.data_format)
+        cache = []
+        for stage in self._stages(pooled):
+            size = pooled.shape[stage[0]]
+            pooled, index = max_along(pooled, *stage, with_index=True)
+            cache.append((stage, size, index))
+        return from_channels_last(pooled, self.data_format), cache
 
     def backward(self, cache, grad_outputs):
-        spatial, pads, index = cache
         grad = to_channels_last(grad_outputs, self.data_format)
-        grad_taps = np.zeros((math.prod(self.pool_size),) + grad.shape, grad.dtype)
-        np.put_along_axis(grad_taps, index, grad[None], axis=0)
-        grad_x = window_grad(grad_taps.reshape(self.pool_size + grad.shape), pads, spatial, self.pool_size,
-                             self.strides, (1,) * self.rank)
-        return from_channels_last(grad_x, self.data_format), {}
+        for stage, size, index in reversed(cache):
+            grad = max_along_backward(grad, index, size, *stage)
+        return from_channels_last(grad, self.data_format), {}
 
 
-def _first_max_tap(taps, pooled):
-    """Per window, the first tap holding the maximum: one comparison per tap, much
-    faster than ``argmax`` along the (strided) tap axis."""
-    index = np.zeros(pooled.shape, np.intp)
-    for tap in range(len(taps) - 1, -1, -1):
-        index[taps[tap] == pooled] = tap
-    return index
+def axis_taps(size, pool, stride, pads, out):
+    """Yields ``(tap, output slice, input slice)`` for each tap of a window along one
+    axis of ``size`` inputs: the outputs whose window reads a real input (not a pad) at
+    that tap, and those inputs.
+
+    >>> [(t, o.start, o.stop, i.start, i.stop) for t, o, i in axis_taps(4, 3, 2, (0, 1), 2)]
+    [(0, 0, 2, 0, 3), (1, 0, 2, 1, 4), (2, 0, 1, 2, 3)]
+    """
+    before = pads[0]
+    for tap in range(pool):
+        low = max(0, -((tap - before) // stride))
+        high = min(out, (size - 1 - tap + before) // stride + 1)
+        if high > low:
+            first = low * stride + tap - before
+            yield tap, slice(low, high), slice(first, first + (high - low - 1) * stride + 1, stride)
+
+
+def max_along(x, axis, pool, stride, pads, out, with_index=False):
+    """Max pooling of ``x`` along one ``axis``: a running max over the taps (strided
+    views, no copies of the windows), and with ``with_index`` the first tap holding
+    each max (uint8).
+
+    Args:
+        x: an array.
+        axis: the axis pooled.
+        pool, stride, pads, out: the window length, stride, ``(before, after)`` pads
+            and number of outputs along ``axis``.
+        with_index: whether to return the winning taps.
+
+    Returns:
+        ``(pooled, index)``, ``index`` None without ``with_index``.
+
+    >>> max_along(np.array([[3.0, 1.0, 4.0, 4.0, 2.0]]), 1, 2, 2, (0, 1), 3, with_index=True)
+    (array([[3., 4., 2.]]), array([[0, 0, 0]], dtype=uint8))
+    """
+    shape = x.shape[:axis] + (out,) + x.shape[axis + 1:]
+    pooled = np.empty(shape, x.dtype)
+    index = np.zeros(shape, np.uint8) if with_index else None
+    taps = list(axis_taps(x.shape[axis], pool, stride, pads, out))
+    if taps[0][0] != 0 or taps[0][1] != slice(0, out):
+        pooled.fill(-np.inf)
+    before = (slice(None),) * axis
+    for tap, outputs, inputs in taps:
+        target, candidate = pooled[before + (outputs,)], x[before + (inputs,)]
+        if tap == 0:
+            np.copyto(target, candidate)
+            continue
+        if with_index:
+            wins = np.greater(candidate, target)
+            update_index(index[before + (outputs,)], wins, tap)
+        np.maximum(target, candidate, out=target)
+    return pooled, index
+
+
+def update_index(index, wins, tap):
+    """Sets ``index`` (uint8) to ``tap`` where ``wins``, by uint8 arithmetic
+    (``index += wins * (tap - index)``, wrapping), several times faster than a masked write.
+
+    >>> index = np.array([0, 1, 2], np.uint8)
+    >>> update_index(index, np.array([True, False, True]), 3)
+    >>> index
+    array([3, 1, 3], dtype=uint8)
+    """
+    step = np.subtract(np.uint8(tap), index)
+    step *= wins.view(np.uint8)
+    index += step
+
+
+def max_along_backward(grad, index, size, axis, pool, stride, pads, out):
+    """Gradient of ``max_along``'s input (``size`` long along ``axis``) from its
+    output's: each output's gradient added to the input its ``index`` names.
+
+    >>> max_along_backward(np.array([[1.0, 2.0]]), np.array([[1, 0]], np.uint8), 4, 1, 2, 2, (0, 0), 2)
+    array([[0., 1., 2., 0.]])
+    """
+    grad_x = np.zeros(grad.shape[:axis] + (size,) + grad.shape[axis + 1:], grad.dtype)
+    before = (slice(None),) * axis
+    # Taps that never share an input (stride >= pool) write their share; overlapping ones add it.
+    share = None if stride >= pool else np.empty_like(grad)
+    for tap, outputs, inputs in axis_taps(size, pool, stride, pads, out):
+        target, mask = grad_x[before + (inputs,)], index[before + (outputs,)] == tap
+        if share is None:
+            np.multiply(grad[before + (outputs,)], mask, out=target)
+        else:
+            np.multiply(grad[before + (outputs,)], mask, out=share[before + (outputs,)])
+            target += share[before + (outputs,)]
+    return grad_x
 
 
 class MaxPooling1D(_MaxPooling):

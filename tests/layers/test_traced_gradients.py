@@ -17,8 +17,8 @@ WEIGHTS_READ_AS_ARRAYS = {"Attention", "BatchNormalization", "Dense", "Embedding
 NOT_TRACEABLE = {
     "AveragePooling1D": "numpy.asarray",      # pools through a helper that converts its input
     "AveragePooling2D": "ndarray.strides",    # strided windows (as_strided)
-    "MaxPooling1D": "ndarray.strides",
-    "MaxPooling2D": "ndarray.strides",
+    "MaxPooling1D": "numpy.copyto",           # a running max written into a preallocated array
+    "MaxPooling2D": "numpy.copyto",
     "Conv1D": "numpy.asarray",                # im2col helpers convert and stride
     "Conv2D": "numpy.asarray",
     "Conv3D": "ndarray.strides",

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from engine import Input
-from layers.normalization import BatchNormalization
+from layers.normalization import BatchNormalization, batch_normalization
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,
                                  assert_symbolic_shape_matches_eager, keras)
 
@@ -126,3 +126,32 @@ def test_bad_config_and_input_errors():
         layer(inputs((2, 4)))
     with pytest.raises(ValueError, match="expected ndim=2, found ndim=3"):
         layer(inputs((2, 2, 3)))
+
+
+@pytest.mark.parametrize("shape, axis", [((4, 5, 7, 6), -1), ((3, 4, 5, 7), 1), ((13, 3), -1)])
+def test_many_blocks_and_narrow_rows_match_keras_and_finite_differences(shape, axis, monkeypatch, random_weights):
+    # Tiny blocks and rows make every array here span many blocks (the moments merged across
+    # them) and, with 7 or 13 positions per feature, rows of one position each.
+    monkeypatch.setattr(batch_normalization, "BLOCK_ELEMENTS", 16)
+    monkeypatch.setattr(batch_normalization, "ROW_WIDTH", 8)
+    batch_normalization._groups.cache_clear()
+    x = inputs(shape, seed=3) + 100.0  # a mean far from zero, as after a biased convolution
+    theirs = random_weights(keras.layers.BatchNormalization(axis=axis, momentum=0.5), shape)
+    ours = BatchNormalization(axis=axis, momentum=0.5)
+    ours.build(shape)
+    ours.set_weights(theirs.get_weights())
+    np.testing.assert_allclose(ours(x, training=True), theirs(x, training=True), atol=2e-4, rtol=1e-4)
+    for got, want in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert_gradients(ours, x.astype("float64"), training=True)
+    batch_normalization._groups.cache_clear()
+
+
+def test_feature_rows_widen_channels_last_without_copying():
+    x = inputs((2, 4, 4, 8))
+    rows, groups = batch_normalization.feature_rows(x, (3,))
+    assert rows.shape == (1, 256) and groups == 32 and np.shares_memory(rows, x)
+    np.testing.assert_array_equal(batch_normalization.unfeature_rows(rows, x.shape, (3,)), x)
+    moments = batch_normalization.feature_moments(rows, groups)
+    np.testing.assert_allclose(moments[0], x.reshape(-1, 8).mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(moments[1], x.reshape(-1, 8).astype("float64").var(axis=0), rtol=1e-5)

@@ -75,3 +75,25 @@ def test_bad_arguments_and_inputs():
         MaxPooling2D(name="p")(np.ones((1, 1, 4, 2), "float32"))
     with pytest.raises(ValueError, match=r"expected ndim=3, found ndim=4"):
         MaxPooling1D()(np.ones((1, 4, 4, 2), "float32"))
+
+
+@pytest.mark.parametrize("kwargs", [dict(pool_size=2), dict(pool_size=3, strides=2, padding="same"),
+                                    dict(pool_size=(3, 2), strides=(1, 2)), dict(pool_size=2, strides=3)])
+def test_ties_send_the_gradient_where_keras_does(kwargs):
+    # Values from {0, 1, 2}: most windows hold several maxima. The first in row-major
+    # order gets the gradient, as in Keras on jax (XLA's select-and-scatter) and PyTorch.
+    import jax
+
+    x = np.random.default_rng(4).integers(0, 3, size=(2, 7, 9, 3)).astype("float32")
+    layer, theirs = MaxPooling2D(**kwargs), keras.layers.MaxPooling2D(**kwargs)
+    outputs, cache = layer.forward(x)
+    g = np.random.default_rng(5).normal(size=outputs.shape).astype("float32")
+    want = jax.grad(lambda t: (theirs(t) * g).sum())(x)
+    np.testing.assert_allclose(layer.backward(cache, g)[0], np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_tied_window_gives_its_gradient_to_the_first_maximum_in_row_major_order():
+    x = np.array([[0.0, 5.0], [5.0, 5.0]], "float32").reshape(1, 2, 2, 1)
+    outputs, cache = MaxPooling2D(2).forward(x)
+    grad = MaxPooling2D(2).backward(cache, np.ones_like(outputs))[0]
+    np.testing.assert_array_equal(grad[0, :, :, 0], [[0.0, 1.0], [0.0, 0.0]])

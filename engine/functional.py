@@ -340,8 +340,10 @@ class Functional(Model):
             )
         positions = list(range(len(tree.flatten(indexed))))
         if len(positions) != len(self.plan.inputs):
+            expected = (f"named input(s) with keys {list(struct)}" if isinstance(struct, dict) else
+                        f"input(s) {self.input_names}")
             raise ValueError(
-                f"Model {self.name!r} expects {len(self.plan.inputs)} input(s) {self.input_names}, but it received "
+                f"Model {self.name!r} expects {len(self.plan.inputs)} {expected}, but it received "
                 f"{len(positions)}. Pass them in the structure the model was built with: "
                 f"{_describe_structure(struct)}."
             )

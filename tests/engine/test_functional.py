@@ -195,6 +195,10 @@ def test_wrong_number_or_shape_of_arrays_at_call_time():
     model = Model([a, b], Dense(1)(a) + Dense(1)(b), name="pair")
     with pytest.raises(ValueError, match=r"Model 'pair' expects 2 input\(s\) \['a', 'b'\], but it received 1"):
         model(np.zeros((1, 2)))
+    keyed = Model({"left": a, "right": b}, Dense(1)(a) + Dense(1)(b), name="keyed")
+    with pytest.raises(ValueError, match=r"Model 'keyed' expects 2 named input\(s\) with keys \['left', 'right'\], "
+                                         r"but it received 1"):
+        keyed(np.zeros((1, 2)))
     with pytest.raises(ValueError, match=r"Input 1 \('b'\) of model 'pair' is incompatible with the model: expected shape=\(None, 3\), found shape=\(1, 4\)"):
         model([np.zeros((1, 2)), np.zeros((1, 4))])
     with pytest.raises(ValueError, match=r"expected shape=\(None, 2\), found shape=\(None, 3\)"):

@@ -8,11 +8,14 @@ leaves every library at its own default (nodeweave: ``engine.num_threads()``,
 torch: ``torch.get_num_threads()``), which is what a user gets. The results go
 to ``training_steps.json``, or ``training_steps_threads_all.json`` for ``all``.
 
-Peak memory (ResNet50 only): each contender runs alone in a fresh subprocess
-(``--peak-memory NAME``), which builds its model and batch, resets the peak
-resident set size (writing 5 to ``/proc/self/clear_refs``), runs
-``MEMORY_STEPS`` steps and reports ``VmHWM`` (peak RSS, from
-``/proc/self/status``) minus ``VmRSS`` before the first step: the memory the
+ResNet50 at batch 16 is timed differently: both contenders in one process took
+4.7 GB, and this shared machine's out-of-memory killer ended the run. So each
+contender runs alone in a fresh subprocess (``--alone NAME``), one after the
+other, which builds its model and batch, resets the peak resident set size
+(writing 5 to ``/proc/self/clear_refs``), runs ``ALONE_STEPS`` steps and
+reports their times (the first, which creates the optimizer's slots, left
+out of the median) and its peak memory: ``VmHWM`` (peak RSS, from
+``/proc/self/status``) minus ``VmRSS`` before the first step, the memory the
 steps need, BLAS buffers, gradients and optimizer slots included.
 
 Twins: weights are drawn by each library (timing only); both use Adam(1e-3,
@@ -39,13 +42,15 @@ if THREADS != "all":
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 # Goals of issue 29 (ratio to PyTorch per step).
 GOALS = {"digits CNN": 1.0, "small ResNet": 1.0, "MobileNet blocks": 1.0, "ResNet50": 1.2, "LSTM": 1.0, "GRU": 1.0,
          "GAN step": None}
-MEMORY_STEPS = 3
+ALONE_STEPS = 4
+ALONE = ("ResNet50",)  # cases whose contenders each run alone in a subprocess
 LATENT = 128
 
 
@@ -384,16 +389,19 @@ def torch_step(torch, name, batch, smoke):
     return step
 
 
-# ------------------------------------------------------------------ peak memory
-def peak_step_memory(contender, name, batch, smoke):
-    """Runs in a fresh process: the peak RSS growth (MB) of MEMORY_STEPS steps of one contender."""
+# ------------------------------------------------------------------ one contender alone
+def run_alone(contender, name, batch, smoke):
+    """Runs in a fresh process: ``{"seconds": [one per step], "peak_mb": peak RSS growth}`` of one contender."""
     step = torch_step(load_torch(), name, batch, smoke) if contender == "torch" else ours_step(name, batch, smoke)
     before = _status_kb("VmRSS")
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")  # resets VmHWM to the current RSS
-    for _ in range(1 if smoke else MEMORY_STEPS):
+    seconds = []
+    for _ in range(2 if smoke else ALONE_STEPS):
+        start = time.perf_counter()
         step()
-    return (_status_kb("VmHWM") - before) / 1024
+        seconds.append(time.perf_counter() - start)
+    return {"seconds": seconds, "peak_mb": (_status_kb("VmHWM") - before) / 1024}
 
 
 def _status_kb(field):
@@ -404,35 +412,37 @@ def _status_kb(field):
     raise RuntimeError(f"/proc/self/status has no {field} line; peak memory needs Linux.")
 
 
-def measure_peak_memory(contender, name, batch, smoke):
-    """The peak RSS growth of ``contender``'s steps, measured in a fresh subprocess."""
-    argv = [sys.executable, "-m", "benchmarks.training_steps", "--peak-memory", contender, name, str(batch)]
+def measure_alone(contender, name, batch, smoke):
+    """``run_alone`` in a fresh subprocess."""
+    argv = [sys.executable, "-m", "benchmarks.training_steps", "--alone", contender, name, str(batch)]
     run = subprocess.run(argv + (["--smoke"] if smoke else []), capture_output=True, text=True, check=True,
                          env=os.environ)
-    return json.loads(run.stdout.strip().splitlines()[-1])["peak_mb"]
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 # ------------------------------------------------------------------ main
 def main(smoke=False, only=()):
-    from benchmarks.harness import measure, save
+    from benchmarks.harness import measure, save, summarize
+    from engine import num_threads
 
     torch = load_torch()
     rows = []
-    from engine import num_threads
-
     print(f"threads: {THREADS} (nodeweave: {num_threads()}, torch: {torch.get_num_threads() if torch else '-'})")
     print(f"{'case':>18} {'batch':>5} {'nodeweave ms':>13} {'torch ms':>9} {'ratio':>6} {'goal':>5}"
           f" {'nodeweave MB':>13} {'torch MB':>9}")
     for name, batch in cases(smoke, only):
-        contenders = {"nodeweave": ours_step(name, batch, smoke)}
-        if torch is not None:
-            contenders["torch"] = torch_step(torch, name, batch, smoke)
-        result = measure(contenders, repeats=1 if smoke else _repeats(name), warmup=0 if smoke else 1)
-        del contenders
         memory = None
-        if name == "ResNet50":
-            memory = {c: measure_peak_memory(c, name, batch, smoke) for c in ("nodeweave", "torch")
-                      if c == "nodeweave" or torch is not None}
+        if name in ALONE:
+            alone = {c: measure_alone(c, name, batch, smoke) for c in ("nodeweave", "torch")
+                     if c == "nodeweave" or torch is not None}
+            result = {c: summarize(run["seconds"][1:]) for c, run in alone.items()}
+            memory = {c: run["peak_mb"] for c, run in alone.items()}
+        else:
+            contenders = {"nodeweave": ours_step(name, batch, smoke)}
+            if torch is not None:
+                contenders["torch"] = torch_step(torch, name, batch, smoke)
+            result = measure(contenders, repeats=1 if smoke else _repeats(name), warmup=0 if smoke else 1)
+            del contenders
         rows.append(_report(name, batch, result, memory))
     suffix = "" if THREADS == "1" else f"_threads_{THREADS}"
     save("training_steps" + suffix, {"rows": rows, "torch": None if torch is None else torch.__version__,
@@ -441,7 +451,7 @@ def main(smoke=False, only=()):
 
 
 def _repeats(name):
-    return 5 if name in ("ResNet50", "GAN step") else 11
+    return 5 if name == "GAN step" else 11
 
 
 def _report(name, batch, result, memory):
@@ -458,8 +468,8 @@ def _report(name, batch, result, memory):
 
 if __name__ == "__main__":
     smoke = "--smoke" in sys.argv
-    if "--peak-memory" in sys.argv:
-        contender, name, batch = sys.argv[sys.argv.index("--peak-memory") + 1:][:3]
-        print(json.dumps({"peak_mb": peak_step_memory(contender, name, int(batch), smoke)}))
+    if "--alone" in sys.argv:
+        contender, name, batch = sys.argv[sys.argv.index("--alone") + 1:][:3]
+        print(json.dumps(run_alone(contender, name, int(batch), smoke)))
     else:
         main(smoke=smoke, only=[a for a in sys.argv[1:] if not a.startswith("-")])

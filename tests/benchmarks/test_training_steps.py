@@ -60,9 +60,10 @@ def test_gan_twins_have_the_same_parameters_and_a_step_trains_both_models():
     assert all(not np.array_equal(b, a) for b, a in zip(before, after))
 
 
-def test_peak_memory_is_measured_in_a_fresh_process():
-    peak = training_steps.measure_peak_memory("nodeweave", "small ResNet", 2, smoke=True)
-    assert isinstance(peak, float) and 0 < peak < 2000
+def test_a_contender_alone_runs_in_a_fresh_process_and_reports_its_steps_and_peak_memory():
+    alone = training_steps.measure_alone("nodeweave", "small ResNet", 2, smoke=True)
+    assert len(alone["seconds"]) == 2 and all(s > 0 for s in alone["seconds"])
+    assert isinstance(alone["peak_mb"], float) and 0 < alone["peak_mb"] < 2000
 
 
 def threads_seen(setting, code=("import os, benchmarks.training_steps as t; "

@@ -371,7 +371,8 @@ def torch_step(torch, name, batch, smoke):
         x = x.permute(0, 3, 1, 2).contiguous()
     y = torch.tensor(y)
     optimizer = torch.optim.Adam(module.parameters(), lr=1e-3, eps=1e-7)
-    probabilities = name in ("digits CNN", "ResNet50")  # their twins end in a softmax, as ours do
+    # Ours all end in a softmax; these two twins do too, the others give logits to cross_entropy's own softmax.
+    probabilities = name in ("digits CNN", "ResNet50")
 
     def step():
         module.train()

@@ -27,7 +27,20 @@ _DROP_CONNECT_RATE = 0.2
 
 def squeeze_excite(x, filters_in: int, activation: str, name: str):
     """Global average, 1x1 to a quarter of ``filters_in`` with ``activation``, 1x1 back with a sigmoid, times ``x``
-    (EfficientNet's and EfficientNetV2's)."""
+    (EfficientNet's and EfficientNetV2's).
+
+    Args:
+        x: the block's 4D feature map (channels last).
+        filters_in: the block's input width, which sizes the squeeze (a quarter of it, at least 1).
+        activation: the squeeze convolution's activation.
+        name: the prefix of the five layers' names (``se_squeeze`` ... ``se_excite``).
+
+    Example:
+        >>> from engine import Input
+        >>> y = squeeze_excite(Input(shape=(8, 8, 64)), 16, "swish", "block2a_")
+        >>> y.shape, y._keras_history.layer.name
+        ((None, 8, 8, 64), 'block2a_se_excite')
+    """
     filters = x.shape[-1]
     se = GlobalAveragePooling2D(name=f"{name}se_squeeze")(x)
     se = Reshape((1, 1, filters), name=f"{name}se_reshape")(se)
@@ -39,7 +52,20 @@ def squeeze_excite(x, filters_in: int, activation: str, name: str):
 
 
 def add_residual(x, inputs, drop_rate: float, name: str):
-    """``x`` (with whole-sample dropout at ``drop_rate`` when above 0) plus ``inputs``."""
+    """``x`` (with whole-sample dropout at ``drop_rate`` when above 0) plus ``inputs``.
+
+    Args:
+        x: the block's output before the sum.
+        inputs: the block's input, of ``x``'s shape.
+        drop_rate: the rate of the ``drop`` layer (stochastic depth); none when 0.
+        name: the prefix of the ``drop`` and ``add`` layers' names.
+
+    Example:
+        >>> from engine import Input
+        >>> inputs = Input(shape=(4, 4, 8))
+        >>> add_residual(inputs * 2.0, inputs, 0.1, "block2b_")._keras_history.layer.name
+        'block2b_add'
+    """
     if drop_rate > 0:
         x = Dropout(drop_rate, noise_shape=(None, 1, 1, 1), name=f"{name}drop")(x)
     return Add(name=f"{name}add")([x, inputs])
@@ -48,7 +74,22 @@ def add_residual(x, inputs, drop_rate: float, name: str):
 def classifier(x, include_top: bool, pooling, classes: int, classifier_activation, dropout_rate: float,
                **dense_arguments):
     """Global average pooling, dropout and the ``predictions`` layer when ``include_top``, else
-    ``pool(x, pooling)`` (EfficientNet's and EfficientNetV2's)."""
+    ``pool(x, pooling)`` (EfficientNet's and EfficientNetV2's).
+
+    Args:
+        x: the last 4D feature map.
+        include_top: whether to end with ``predictions``.
+        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
+        classes: the classifier's number of classes.
+        classifier_activation: the classifier's activation.
+        dropout_rate: the rate of ``top_dropout`` (none when 0).
+        **dense_arguments: further arguments of ``predictions`` (EfficientNetV2's ``bias_initializer``).
+
+    Example:
+        >>> from engine import Input
+        >>> classifier(Input(shape=(4, 4, 8)), True, None, 5, "softmax", 0.2).shape
+        (None, 5)
+    """
     if not include_top:
         return pool(x, pooling, "avg_pool", "max_pool")
     x = GlobalAveragePooling2D(name="avg_pool")(x)
@@ -58,7 +99,7 @@ def classifier(x, include_top: bool, pooling, classes: int, classifier_activatio
                  name="predictions", **dense_arguments)(x)
 
 
-def block(inputs, activation: str, drop_rate: float, name: str, filters_in: int, filters_out: int, kernel_size: int,
+def _block(inputs, activation: str, drop_rate: float, name: str, filters_in: int, filters_out: int, kernel_size: int,
           strides: int, expand_ratio: int):
     """Expand (when ``expand_ratio`` is not 1), depthwise ``kernel_size`` at ``strides``, squeeze-and-excite,
     project to ``filters_out``; add the input back when the shapes match."""
@@ -105,7 +146,7 @@ def _efficientnet(builder, width_coefficient, depth_coefficient, default_size, d
     for stage, (kernel_size, count, filters_in, filters_out, expand_ratio, strides) in enumerate(_STAGES, start=1):
         filters_in, filters_out = filters(filters_in), filters(filters_out)
         for j in range(repeats(count)):
-            x = block(x, activation, _DROP_CONNECT_RATE * done / total, f"block{stage}{chr(ord('a') + j)}_",
+            x = _block(x, activation, _DROP_CONNECT_RATE * done / total, f"block{stage}{chr(ord('a') + j)}_",
                       filters_out if j else filters_in, filters_out, kernel_size, 1 if j else strides,
                       expand_ratio)
             done += 1

@@ -44,7 +44,7 @@ def _conv(filters: int, kernel_size: int, strides: int, name: str):
                   use_bias=False, name=name)
 
 
-def mb_conv_block(inputs, input_filters: int, output_filters: int, expand_ratio: int, strides: int, se_ratio: float,
+def _mb_conv_block(inputs, input_filters: int, output_filters: int, expand_ratio: int, strides: int, se_ratio: float,
                   activation: str, drop_rate: float, name: str):
     """Expand (when ``expand_ratio`` is not 1), depthwise 3x3 at ``strides``, squeeze-and-excite when ``se_ratio``,
     project to ``output_filters``; add the input back when the shapes match."""
@@ -63,7 +63,7 @@ def mb_conv_block(inputs, input_filters: int, output_filters: int, expand_ratio:
     return x
 
 
-def fused_mb_conv_block(inputs, input_filters: int, output_filters: int, expand_ratio: int, strides: int,
+def _fused_mb_conv_block(inputs, input_filters: int, output_filters: int, expand_ratio: int, strides: int,
                         se_ratio: float, activation: str, drop_rate: float, name: str):
     """A full 3x3 convolution at ``strides`` to ``expand_ratio`` times the width and a 1x1 projection (or, when
     ``expand_ratio`` is 1, the 3x3 convolution alone, activated); add the input back when the shapes match."""
@@ -106,7 +106,7 @@ def _efficientnet_v2(builder, variant, width_coefficient, depth_coefficient, def
     for stage, (count, input_filters, output_filters, expand_ratio, strides, se_ratio, fused) in enumerate(
             stages, start=1):
         input_filters, output_filters = filters(input_filters), filters(output_filters)
-        make_block = fused_mb_conv_block if fused else mb_conv_block
+        make_block = _fused_mb_conv_block if fused else _mb_conv_block
         for j in range(int(math.ceil(depth_coefficient * count))):
             x = make_block(x, output_filters if j else input_filters, output_filters, expand_ratio,
                            1 if j else strides, se_ratio, activation, _DROP_CONNECT_RATE * done / total,

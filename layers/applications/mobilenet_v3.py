@@ -49,7 +49,7 @@ def _bn(name: str):
     return BatchNormalization(axis=-1, epsilon=1e-3, momentum=0.999, name=name)
 
 
-def squeeze_excite(inputs, filters: int, prefix: str):
+def _squeeze_excite(inputs, filters: int, prefix: str):
     """Global average, 1x1 to a quarter of ``filters`` with ReLU, 1x1 back with a hard sigmoid, times ``inputs``."""
     x = GlobalAveragePooling2D(keepdims=True, name=f"{prefix}squeeze_excite_avg_pool")(inputs)
     x = Conv2D(make_divisible(filters * _SE_RATIO), kernel_size=1, padding="same",
@@ -59,7 +59,7 @@ def squeeze_excite(inputs, filters: int, prefix: str):
     return Multiply(name=f"{prefix}squeeze_excite_mul")([inputs, _hard_sigmoid(x)])
 
 
-def inverted_res_block(x, expansion: float, filters: int, kernel_size: int, stride: int, se: bool, activation,
+def _inverted_res_block(x, expansion: float, filters: int, kernel_size: int, stride: int, se: bool, activation,
                        block_id: int):
     """Expand (except block 0), depthwise ``kernel_size`` at ``stride``, squeeze-and-excite when ``se``, project to
     ``filters``; add the input back when the shapes match."""
@@ -75,7 +75,7 @@ def inverted_res_block(x, expansion: float, filters: int, kernel_size: int, stri
                         name=f"{prefix}depthwise")(x)
     x = activation(_bn(f"{prefix}depthwise_bn")(x))
     if se:
-        x = squeeze_excite(x, expanded, prefix)
+        x = _squeeze_excite(x, expanded, prefix)
     x = Conv2D(filters, kernel_size=1, padding="same", use_bias=False, name=f"{prefix}project")(x)
     x = _bn(f"{prefix}project_bn")(x)
     if stride == 1 and in_channels == filters:
@@ -93,7 +93,7 @@ def _mobilenet_v3(builder, blocks, last_point_channels, input_shape, alpha, mini
     x = Conv2D(16, kernel_size=3, strides=(2, 2), padding="same", use_bias=False, name="conv")(x)
     x = model_activation(_bn("conv_bn")(x))
     for block_id, (expansion, filters, kernel_size, stride, se, activation) in enumerate(blocks):
-        x = inverted_res_block(x, expansion, make_divisible(filters * alpha),
+        x = _inverted_res_block(x, expansion, make_divisible(filters * alpha),
                                model_kernel if kernel_size == "model" else kernel_size, stride,
                                se and not minimalistic, model_activation if activation == "model" else _relu,
                                block_id)

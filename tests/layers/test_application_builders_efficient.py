@@ -146,12 +146,17 @@ def test_big_builder_has_kerass_parameters_and_layers(builder, keras_model):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("builder, kwargs", [CASES[1], CASES[5], CASES[7]])
-def test_kerass_weights_file_loads_with_kerass_outputs(builder, kwargs, keras_model, tmp_path):
+def test_kerass_weights_and_model_files_load_with_kerass_outputs(builder, kwargs, keras_model, tmp_path):
+    """The builder with Keras' weights file, and Keras' whole .keras file loaded (what the "imagenet" error
+    advises), both compute Keras' outputs."""
     reference = keras_model(builder, **kwargs)
     reference.save_weights(tmp_path / "k.weights.h5")
+    reference.save(tmp_path / "k.keras")
     model = getattr(ours, builder)(weights=str(tmp_path / "k.weights.h5"), **kwargs)
     x = np.random.default_rng(0).uniform(0, 255, size=(2, *reference.input.shape[1:])).astype("float32")
-    np.testing.assert_allclose(model.predict(x, verbose=0), reference.predict(x, verbose=0), atol=2e-5)
+    expected = reference.predict(x, verbose=0)
+    np.testing.assert_allclose(model.predict(x, verbose=0), expected, atol=2e-5)
+    np.testing.assert_allclose(load_model(tmp_path / "k.keras").predict(x, verbose=0), expected, atol=2e-5)
 
 
 # keras.applications' parameter counts at Keras' default arguments (1000 classes; MobileNetV3 at any size).

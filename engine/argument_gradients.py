@@ -52,24 +52,6 @@ def first_argument_name(layer):
     return names[0] if names else "inputs"
 
 
-def forward_arguments(layer, extra_args, kwargs):
-    """``(positional, keyword)`` arguments for ``layer.forward`` after ``inputs``,
-    for a call ``layer(inputs, *extra_args, **kwargs)``.
-
-    ``forward``'s parameters after ``inputs`` need not come in ``call``'s order
-    (``forward(inputs, training=True, initial_state=None)`` beside
-    ``call(inputs, initial_state=None, training=False)``), so positional
-    arguments are bound to ``call``'s parameter names and passed by keyword;
-    ``training`` is the engine's to pass. Arguments that ``call`` takes as
-    ``*args`` have no name and stay positional.
-    """
-    names = argument_names(layer, 1 + len(extra_args))[1:]
-    if any(name.startswith("argument ") for name in names):
-        return tuple(extra_args), kwargs
-    bound = {name: value for name, value in zip(names, extra_args) if name != "training"}
-    return (), {**bound, **kwargs}
-
-
 def by_argument(layer, args, kwargs):
     """The call's arguments as ``{parameter name: value}``, in the flattened order of ``(args, kwargs)``."""
     named = dict(zip(argument_names(layer, len(args)), args))

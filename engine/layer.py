@@ -34,7 +34,7 @@ from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, 
 from engine.load_limits import charge_example, charge_weight
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
-from engine.one_door import settle_call_and_forward, training_on_by_keyword
+from engine.one_door import engine_keywords_by_name, settle_call_and_forward
 from engine.node import Node
 from engine.registry import register_builtin
 from engine.variable import Variable
@@ -746,7 +746,7 @@ class Layer(Module):
                 raise TypeError(f"Layer {self.name!r} was called without inputs: pass them first, or as {first}=.")
             args = (kwargs.pop(first),)
         if len(args) > 1:
-            args, kwargs = training_on_by_keyword(self, args, kwargs)
+            args, kwargs = engine_keywords_by_name(self, args, kwargs)
         kwargs = checked_call_keywords(self, kwargs)
         flat_inputs = tree.flatten(args[0])
         symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]

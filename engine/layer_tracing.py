@@ -23,7 +23,6 @@ from engine.argument_gradients import (
     ArgumentGradients,
     by_argument,
     first_argument_name,
-    forward_arguments,
     route_input_gradients,
 )
 from engine.autodiff import (
@@ -129,8 +128,7 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
     tensors = [leaf for leaf in leaves if _is_array(leaf)]
     plain_args, plain_kwargs = tree.pack_as(arguments, [untraced(leaf) for leaf in leaves])
     with paused():
-        extra, keywords = forward_arguments(layer, plain_args[1:], plain_kwargs)
-        outputs, cache = layer.forward(plain_args[0], *extra, training=training, **keywords)
+        outputs, cache = layer.forward(*plain_args, training=training, **plain_kwargs)
     flat_outputs = tree.flatten(outputs)
     # The losses the layers inside added (a functional model's add_loss and activity penalties):
     # one more output of the step, whose gradient backward hands on as the losses' seed.

@@ -10,9 +10,11 @@ takes it after ``call``'s parameters (before a ``**kwargs``). A class that
 defines ``forward`` but no ``call`` gets ``call`` from ``forward``:
 ``forward(...)[0]``, with ``training=False`` unless given.
 
-The engine passes ``training`` by keyword, so a call's arguments given by
-position from ``call``'s ``training`` on are bound to their names when the
-layer is called (``TimeDistributed(...)(x, None, mask)``).
+The engine passes ``training``, ``mask`` and ``<argument>_mask`` (the mask it
+finds for an argument, as MultiHeadAttention's ``query_mask``) by keyword, so a
+call's arguments given by position from the first of these parameters on are
+bound to their names when the layer is called: ``Softmax()(y, mask)`` is
+``Softmax()(y, mask=mask)``, and a mask given so wins over the inputs' own.
 """
 
 import functools
@@ -115,9 +117,10 @@ def _call_from(forward):
     return call
 
 
-def training_on_by_keyword(layer, args, kwargs):
+def engine_keywords_by_name(layer, args, kwargs):
     """``(args, kwargs)`` of a call of ``layer`` with the positional arguments from
-    ``call``'s ``training`` on passed by keyword, as the engine passes ``training``.
+    ``call``'s first ``training``, ``mask`` or ``<argument>_mask`` parameter on
+    passed by keyword, as the engine passes those.
 
     Args:
         layer: the layer called.
@@ -125,20 +128,20 @@ def training_on_by_keyword(layer, args, kwargs):
         kwargs: its keyword arguments.
 
     Returns:
-        ``(args, kwargs)``, unchanged when no argument reaches ``training``.
+        ``(args, kwargs)``, unchanged when no positional argument reaches those parameters.
 
     Raises:
         TypeError: an argument given both by position and by keyword.
 
     Example:
-        >>> from layers import Dense, TimeDistributed
-        >>> training_on_by_keyword(TimeDistributed(Dense(2)), ("x", None, "mask"), {})
-        (('x',), {'training': None, 'mask': 'mask'})
+        >>> from layers import LSTM
+        >>> engine_keywords_by_name(LSTM(2), ("x", "states", "mask"), {})
+        (('x', 'states'), {'mask': 'mask'})
     """
     names = _positional_names(type(layer).call)
-    if "training" not in names or len(args) <= names.index("training"):
+    start = _first_engine_keyword(names)
+    if len(args) <= start:
         return args, kwargs
-    start = names.index("training")
     named = dict(zip(names[start:], args[start:]))
     twice = sorted(set(named) & set(kwargs))
     if twice:
@@ -149,4 +152,12 @@ def training_on_by_keyword(layer, args, kwargs):
 
 @functools.lru_cache(maxsize=None)
 def _positional_names(call):
-    return [p.name for p in _parameters(call) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return tuple(p.name for p in _parameters(call) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _first_engine_keyword(names):
+    """The position of the first parameter the engine passes by keyword (past the inputs), or past the end."""
+    for position, name in enumerate(names[1:], start=1):
+        if name in ("training", "mask") or name.endswith("_mask") and name[: -len("_mask")] in names:
+            return position
+    return len(names)

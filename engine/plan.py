@@ -19,7 +19,7 @@ from engine import tree
 from engine.keras_tensor import KerasTensor, not_from_a_layer_error
 from engine.call_errors import raise_in_call_context
 from engine.layer import _accepts_training, call_parameters
-from engine.argument_gradients import by_argument, forward_arguments, route_input_gradients
+from engine.argument_gradients import by_argument, route_input_gradients
 from engine.layer_tracing import TracedCall
 
 _SINGLE, _LIST, _GENERAL = 0, 1, 2
@@ -328,8 +328,6 @@ class ExecutionPlan:
                     kwargs = {**kwargs, **mask_kwargs}
             try:
                 if tape is not None:
-                    if extra:
-                        extra, kwargs = forward_arguments(step.layer, extra, kwargs)
                     out, tape.caches[index] = step.layer.forward(inputs, *extra, training=training, **kwargs)
                 elif step.sets_call_context:
                     out = step.layer._call(inputs, training, kwargs, extra)

@@ -313,3 +313,22 @@ def test_agreeing_doors_are_accepted_and_a_forward_alone_gives_call():
     assert str(inspect.signature(Noisy.call)) == "(self, inputs, training=False)"
     np.testing.assert_array_equal(Noisy()(x), x)
     np.testing.assert_array_equal(Noisy()(x, training=True), x + 1)
+
+
+@pytest.mark.parametrize("how", ["position", "keyword"])
+def test_a_mask_given_wins_over_the_mask_the_inputs_carry_as_in_keras(how):
+    def build(api):
+        ids, mask = api.Input((5,), dtype="int32"), api.Input((5,), dtype="bool")
+        embedded = api.layers.Embedding(10, 3, mask_zero=True)(ids)
+        lstm = api.layers.LSTM(4, return_sequences=True)
+        return api.Model([ids, mask], lstm(embedded, None, mask) if how == "position" else lstm(embedded, mask=mask))
+
+    data = [np.array([[3, 1, 0, 0, 0], [2, 7, 1, 8, 0]]), np.array([[1, 0, 1, 1, 0], [1, 1, 1, 1, 1]], bool)]
+    ours, theirs = build(nw), build(keras)
+    ours.set_weights([np.asarray(w) for w in theirs.get_weights()])
+    expected = np.asarray(theirs.predict(data, verbose=0))
+    np.testing.assert_allclose(ours.predict(data, verbose=0), expected, atol=1e-5)
+    embedding, lstm = (next(l for l in ours.layers if isinstance(l, kind)) for kind in (nw.layers.Embedding, nw.layers.LSTM))
+    eager_embedded = embedding(data[0])  # an eager call: the array carries its mask too
+    eager = lstm(eager_embedded, None, data[1]) if how == "position" else lstm(eager_embedded, mask=data[1])
+    np.testing.assert_allclose(eager, expected, atol=1e-5)

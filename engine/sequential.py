@@ -1,5 +1,7 @@
 """Sequential: a functional model that is a plain stack of layers."""
 
+import inspect
+
 import numpy as np
 
 from engine import tree
@@ -243,6 +245,7 @@ class Sequential(Functional):
         inputs = first.output if isinstance(first, InputLayer) else _inputs_for(input_shape)
         outputs = inputs
         for layer in self.layers:
+            _check_one_positional_input(layer, self.name)
             outputs = layer(outputs)
         self._init_graph(inputs, outputs)
         if isinstance(inputs, KerasTensor) and not isinstance(first, InputLayer):
@@ -368,3 +371,17 @@ def _shapes_of(inputs, model_name):
         return shape
 
     return tree.map_structure(shape_of, inputs)
+
+
+def _check_one_positional_input(layer, model_name):
+    """A Sequential model feeds each layer one tensor: a call that needs more positional arguments cannot run."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p.name for p in inspect.signature(layer.call).parameters.values()
+                if p.kind in positional and p.default is inspect.Parameter.empty]
+    if len(required) > 1:
+        raise ValueError(
+            f"Layers added to a Sequential model can only have a single positional argument, the input tensor. "
+            f"Layer {layer.name!r} ({type(layer).__name__}) in Sequential model {model_name!r} has multiple "
+            f"positional arguments: {required}. Give the others defaults (e.g. training=False), or use a "
+            "functional Model to pass them."
+        )

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine import Input, Model, Sequential
+from engine import Input, Layer, Model, Sequential
 from layers import Activation, Dense
 
 
@@ -88,3 +88,15 @@ def test_a_sub_model_may_end_inside_a_nested_sequential_however_it_was_built(lay
     block(x)
     inner = Model(x, block.get_layer("a").output)
     np.testing.assert_allclose(inner(np.ones((1, 2))), block.get_layer("a")(np.ones((1, 2))), rtol=1e-6)
+
+
+def test_a_layer_whose_call_needs_two_positional_arguments_is_refused_at_build():
+    class NeedsTraining(Layer):
+        def call(self, inputs, training):
+            return inputs
+
+    model = Sequential([NeedsTraining(name="needy")], name="seq")
+    with pytest.raises(ValueError, match=r"can only have a single positional argument, the input tensor\. Layer "
+                                         r"'needy' \(NeedsTraining\) in Sequential model 'seq' has multiple "
+                                         r"positional arguments: \['inputs', 'training'\]"):
+        model.build((None, 2))

@@ -1,17 +1,22 @@
 """What SimpleRNN, LSTM and GRU share: their arguments and weights, the time
 loop with masking and dropout, and backpropagation through time.
 
-The input projection ``inputs @ kernel (+ input bias)`` of every time step is
-one matmul before the loop, and the gradients of both kernels are one matmul
-each after the backward loop (``h_in`` stacked over time, transposed, times the
-gradients of all steps); the loops do only the recurrent part, in place in
-arrays allocated once per call. A subclass describes one step of its cell:
+The input projection ``inputs @ kernel + bias`` of every time step is one
+matmul before the loop, and the gradients of both kernels (and biases) are one
+matmul each after the backward loop (the steps' inputs stacked over time times
+the gradients of all steps); the loops do only the recurrent part, in place in
+arrays allocated once per call. Inside the loops a step's arrays are
+``(units or gate columns, batch)``, so that every gate's block is contiguous
+rows (NumPy's elementwise passes over a column block of a ``(batch, columns)``
+array pay a call per row); the gate columns are in the cell's order
+(``_gate_order``). A subclass describes one step of its cell:
 
-- ``_new_tape(xw) -> tape``: a tuple of arrays for the whole sequence, whose
-  first is ``xw`` ``(steps, batch, gates * units)``, the input projection, which
-  the steps may overwrite (with their pre-activations).
+- ``_new_tape(xw, recurrent_kernel) -> tape``: a tuple for the whole sequence,
+  whose first entry is ``xw`` ``(steps, gate columns, batch)``, the input
+  projection, which the steps may overwrite; ``recurrent_kernel`` is
+  ``(units, gate columns)`` in the cell's column order.
 - ``_step(tape, t, h_in, previous, new)``: writes the states after step ``t``
-  into ``new`` ``(num_states, batch, units)`` and what its backward needs into
+  into ``new`` ``(num_states, units, batch)`` and what its backward needs into
   the tape. ``h_in`` is the previous output after recurrent dropout (what
   multiplies the recurrent kernel), ``previous`` the states before the step.
 - ``_step_backward(tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous) -> grad_h_in``:
@@ -242,24 +247,33 @@ class _Recurrent(Layer):
         input_mask = self._dropout_mask(training, self.dropout, (batch, features), dtype)
         recurrent_mask = self._dropout_mask(training, self.recurrent_dropout, (batch, self.units), dtype)
 
-        # Time-major, in processing order, so that step t reads contiguous rows.
+        # Time-major, in processing order.
         x = sequences.transpose(1, 0, 2)
         mask = first_mask(mask)
-        keep = None if mask is None else checked_mask(self, mask, (batch, steps), sequences.shape).T[:, :, None]
+        keep = None if mask is None else checked_mask(self, mask, (batch, steps), sequences.shape).T[:, None, :]
         if self.go_backwards:
             x = x[::-1]
             keep = None if keep is None else keep[::-1]
         x = np.ascontiguousarray(x if input_mask is None else x * input_mask, dtype)
-        xw = (x.reshape(-1, features) @ self.kernel.value).reshape(steps, batch, self.kernel.shape[-1])
+        # Each step's arrays are (units or gate columns, batch), so that every gate's block is contiguous
+        # rows; the gates' columns in the cell's order (_gate_order), the bias as a last row of ones.
+        order = self._column_order()
+        x_ones = np.empty((steps, features + 1, batch), dtype)
+        x_ones[:, :features] = x.transpose(0, 2, 1)
+        x_ones[:, features] = 1
+        kernel = np.zeros((features + 1, order.size), dtype)
+        kernel[:features] = self.kernel.value[:, order]
         if self.bias is not None:
-            xw += self._input_bias(self.bias.value)
+            kernel[features] = self._input_bias(self.bias.value)[order]
+        xw = np.matmul(kernel.T, x_ones)
 
         # history[:, t]: the states before step t (after masking); new[:, t]: what step t computed (before masking).
-        history = np.empty((self._num_states, steps + 1, batch, self.units), dtype)
-        history[:, 0] = [np.asarray(s) for s in states] if states else 0
-        new = history[:, 1:] if keep is None else np.empty((self._num_states, steps, batch, self.units), dtype)
-        h_in = history[0, :-1] if recurrent_mask is None else np.empty((steps, batch, self.units), dtype)
-        tape = self._new_tape(xw)
+        history = np.empty((self._num_states, steps + 1, self.units, batch), dtype)
+        history[:, 0] = [np.asarray(s).T for s in states] if states else 0
+        new = history[:, 1:] if keep is None else np.empty((self._num_states, steps, self.units, batch), dtype)
+        h_in = history[0, :-1] if recurrent_mask is None else np.empty((steps, self.units, batch), dtype)
+        recurrent_mask = None if recurrent_mask is None else np.ascontiguousarray(recurrent_mask.T)
+        tape = self._new_tape(xw, np.ascontiguousarray(self.recurrent_kernel.value[:, order], dtype))
         for t in range(steps):
             if recurrent_mask is not None:
                 np.multiply(history[0, t], recurrent_mask, out=h_in[t])
@@ -272,27 +286,30 @@ class _Recurrent(Layer):
         outputs = history[0, 1:]
         if keep is not None and self.zero_output_for_mask:
             outputs = np.where(keep, new[0], 0).astype(dtype, copy=False)
-        result = np.ascontiguousarray(outputs.transpose(1, 0, 2)) if self.return_sequences else outputs[-1].copy()
+        result = np.ascontiguousarray(outputs.transpose(2, 0, 1)) if self.return_sequences else outputs[-1].T.copy()
         if self.return_state:
-            result = [result, *(state.copy() for state in history[:, -1])]
-        cache = (x, input_mask, recurrent_mask, keep, history, new, h_in, tape, form)
+            result = [result, *(state.T.copy() for state in history[:, -1])]
+        cache = (x, x_ones, input_mask, recurrent_mask, keep, history, new, h_in, tape, order, form)
         return result, cache
 
     def backward(self, cache, grad_outputs):
-        x, input_mask, recurrent_mask, keep, history, new, h_in, tape, form = cache
+        x, x_ones, input_mask, recurrent_mask, keep, history, new, h_in, tape, order, form = cache
         steps, batch, features = x.shape
-        grad_states = np.zeros(history[:, 0].shape, history.dtype)
+        dtype = history.dtype
+        grad_states = np.zeros(history[:, 0].shape, dtype)
         if self.return_state:
             grad_output, *grad_final = grad_outputs
-            grad_states[:] = grad_final
+            grad_states[:] = [np.asarray(g).T for g in grad_final]
         else:
             grad_output = grad_outputs
-        keep = None if keep is None else keep.astype(x.dtype)
+        grad_output = np.asarray(grad_output, dtype)
+        grad_output = grad_output.transpose(1, 2, 0) if self.return_sequences else grad_output.T
+        keep = None if keep is None else keep.astype(dtype)
         grad_previous = np.empty_like(grad_states)
         gradient_tape = self._new_gradient_tape(tape)
         for t in range(steps - 1, -1, -1):
             if self.return_sequences:
-                grad_out = grad_output[:, t]
+                grad_out = grad_output[t]
             else:
                 grad_out = grad_output if t == steps - 1 else None
             if keep is None:
@@ -316,36 +333,47 @@ class _Recurrent(Layer):
             else:
                 grad_states += grad_previous
 
-        grad_xw = gradient_tape[0].reshape(-1, self.kernel.shape[-1])
-        grads = {self.kernel: x.reshape(-1, features).T @ grad_xw,
-                 self.recurrent_kernel: self._recurrent_kernel_gradient(h_in, tape, gradient_tape)}
+        # Over all steps at once: rows (gate column), columns (step, sample).
+        grad_xw = _steps_as_columns(gradient_tape[0])
+        restore = np.argsort(order)
+        grad_kernel = (_steps_as_columns(x_ones) @ grad_xw.T)[:, restore]
+        grad_recurrent, grad_recurrent_bias = self._recurrent_kernel_gradient(h_in, tape, gradient_tape)
+        grads = {self.kernel: grad_kernel[:features], self.recurrent_kernel: grad_recurrent[:, restore]}
         if self.bias is not None:
-            grads[self.bias] = self._bias_gradient(gradient_tape)
-        grad_x = (grad_xw @ self.kernel.value.T).reshape(steps, batch, features)
+            grads[self.bias] = self._bias_gradient(grad_kernel[features], grad_recurrent_bias)
+        grad_x = (grad_xw.T @ self.kernel.value[:, order].T).reshape(steps, batch, features)
         if input_mask is not None:
             grad_x *= input_mask
         if self.go_backwards:
             grad_x = grad_x[::-1]
         grad_sequences = np.ascontiguousarray(grad_x.transpose(1, 0, 2))
-        return gradients_as_called(form, grad_sequences, list(grad_states)), grads
+        return gradients_as_called(form, grad_sequences, [g.T.copy() for g in grad_states]), grads
 
     # ------------------------------------------------- the cell's defaults
+    _gate_order = None
+
+    def _column_order(self):
+        """The kernels' columns in the order the cell keeps its gates (``_gate_order``, in blocks of ``units``)."""
+        columns = np.arange(self._gates * self.units).reshape(self._gates, self.units)
+        return columns.ravel() if self._gate_order is None else columns[list(self._gate_order)].ravel()
+
     def _new_gradient_tape(self, tape):
-        """``(grad_xw, grad_recurrent, scratch, recurrent_kernel.T)``: the gradients of the input
-        projection and of what the recurrent product adds to (the same array by default), a
-        ``(batch, units)`` scratch and the transposed recurrent kernel, C-ordered for the steps' matmuls."""
-        steps, batch, width = tape[0].shape
-        grad_xw = np.empty((steps, batch, width), tape[0].dtype)
-        kernel_t = np.ascontiguousarray(self.recurrent_kernel.value.T)
-        return grad_xw, grad_xw, np.empty((batch, self.units), tape[0].dtype), kernel_t
+        """``(grad_xw, grad_recurrent, scratch)``: the gradients of the input projection and of what
+        the recurrent product adds to (the same array by default), and a ``(units, batch)`` scratch."""
+        grad_xw = np.empty_like(tape[0])
+        return grad_xw, grad_xw, np.empty((self.units, tape[0].shape[2]), tape[0].dtype)
 
     def _recurrent_kernel_gradient(self, h_in, tape, gradient_tape):
-        """One matmul over all steps: ``h_in`` stacked over time, transposed, times the recurrent gradients."""
-        grad_recurrent = gradient_tape[1]
-        return h_in.reshape(-1, self.units).T @ grad_recurrent.reshape(-1, grad_recurrent.shape[-1])
+        """``(recurrent kernel's gradient, recurrent bias's)``: one matmul over all steps, ``h_in`` and a row
+        of ones (the bias) stacked over time times the gradients of what the recurrent product adds to."""
+        h_ones = _with_ones(h_in)
+        grad = h_ones @ _steps_as_columns(gradient_tape[1]).T
+        return grad[:-1], grad[-1]
 
-    def _bias_gradient(self, gradient_tape):
-        return gradient_tape[0].reshape(-1, gradient_tape[0].shape[-1]).sum(axis=0)
+    def _bias_gradient(self, grad_input_bias, grad_recurrent_bias):
+        """The bias's gradient from the input bias's (in the kernel's column order) and the recurrent
+        product's bias row (in the cell's column order; GRU's recurrent bias)."""
+        return grad_input_bias
 
     # ------------------------------------------------------------------ config
     def flops(self, input_shapes, output_shapes):
@@ -415,65 +443,78 @@ def activation_gradient_into(activation, x, y, grad_y, out):
 
 
 class GateActivations:
-    """The activations of the column blocks of a cell's ``(batch, width)`` pre-activations
-    (LSTM's i, f, g, o: sigmoid, sigmoid, tanh, sigmoid), written into preallocated arrays.
+    """The activations of the row blocks of a cell's ``(gate columns, batch)`` pre-activations
+    (LSTM's i, f, o, g: sigmoid, sigmoid, sigmoid, tanh), written into preallocated arrays.
 
-    When every block is sigmoid or tanh, four passes over the whole width compute them all,
-    since ``sigmoid(x) = (tanh(x / 2) + 1) / 2`` (as ``activations.sigmoid`` computes it): the
-    pre-activations are scaled (by 1/2 in sigmoid columns), replaced in place by their tanh,
-    and scaled and shifted into the output; the tanh values then give both gradients,
-    ``sigmoid'(x) = (1 - tanh(x / 2)^2) / 4`` and ``tanh'(x) = 1 - tanh(x)^2``. Otherwise each
-    block applies its own activation and the pre-activations are kept.
+    When every block is sigmoid or tanh, one tanh over all rows computes them all, since
+    ``sigmoid(x) = (tanh(x / 2) + 1) / 2`` (as ``activations.sigmoid`` computes it): sigmoid
+    rows are halved before and halved and shifted after. The tanh values replace the
+    pre-activations in place and give both gradients, ``sigmoid'(x) = (1 - tanh(x / 2)^2) / 4``
+    and ``tanh'(x) = 1 - tanh(x)^2``. Otherwise each block applies its own activation and the
+    pre-activations are kept.
 
     Args:
-        *blocks: ``(activation, width)`` pairs, in column order.
+        *blocks: ``(activation, rows)`` pairs, in row order.
 
     Example:
-        >>> z = np.array([[0.0, 0.0]], "float32")
+        >>> z = np.zeros((2, 1), "float32")
         >>> out = np.empty_like(z)
         >>> both = GateActivations((activations.sigmoid, 1), (activations.tanh, 1))
-        >>> both(z, out); out
-        array([[0.5, 0. ]], dtype=float32)
+        >>> both(z, out); out.ravel()
+        array([0.5, 0. ], dtype=float32)
         >>> grad = np.ones_like(z)
-        >>> both.gradient(z, out, grad, grad); grad
-        array([[0.25, 1.  ]], dtype=float32)
+        >>> both.gradient(z, out, grad, grad); grad.ravel()
+        array([0.25, 1.  ], dtype=float32)
     """
 
     def __init__(self, *blocks):
-        ends = np.cumsum([width for _, width in blocks])
-        self.blocks = [(slice(end - width, end), activation) for (activation, width), end in zip(blocks, ends)]
+        ends = np.cumsum([rows for _, rows in blocks])
+        self.blocks = [(slice(end - rows, end), activation) for (activation, rows), end in zip(blocks, ends)]
         self.fused = all(a is activations.sigmoid or a is activations.tanh for a, _ in blocks)
-        sigmoid = np.concatenate([np.full(width, a is activations.sigmoid) for a, width in blocks])
-        self.scale = np.where(sigmoid, 0.5, 1.0).astype("float32") if sigmoid.any() else None
-        self.shift = np.where(sigmoid, 0.5, 0.0).astype("float32")
-        self.slope = np.where(sigmoid, 0.25, 1.0).astype("float32")
+        self.sigmoid_rows = [rows for rows, a in self.blocks if a is activations.sigmoid]
 
     def __call__(self, z, out):
         """Writes the activations of ``z`` into ``out``; ``z`` becomes what ``gradient`` needs."""
         if not self.fused:
-            for columns, activation in self.blocks:
-                out[:, columns] = activation(z[:, columns])
-        elif self.scale is None:
-            np.tanh(z, out=out)
-        else:
-            np.multiply(z, self.scale, out=z)
-            np.tanh(z, out=z)
-            np.multiply(z, self.scale, out=out)
-            out += self.shift
+            for rows, activation in self.blocks:
+                out[rows] = activation(z[rows])
+            return
+        for rows in self.sigmoid_rows:
+            z[rows] *= 0.5
+        np.tanh(z, out=z)
+        for rows, activation in self.blocks:
+            if activation is activations.sigmoid:
+                np.multiply(z[rows], 0.5, out=out[rows])
+                out[rows] += 0.5
+            else:
+                out[rows] = z[rows]
 
     def gradient(self, z, y, grad, out):
         """Writes the gradient of the pre-activations into ``out`` (which may be ``grad``), given
         ``z`` and ``y`` as ``__call__`` left them and the gradient of its output."""
         if not self.fused:
-            for columns, activation in self.blocks:
-                out[:, columns] = activation.gradient(z[:, columns], y[:, columns], grad[:, columns])
+            for rows, activation in self.blocks:
+                out[rows] = activation.gradient(z[rows], y[rows], grad[rows])
             return
-        tanh = y if self.scale is None else z
-        slope = tanh * tanh
+        slope = z * z
         np.subtract(1.0, slope, out=slope)
-        if self.scale is not None:
-            slope *= self.slope
+        for rows in self.sigmoid_rows:
+            slope[rows] *= 0.25
         np.multiply(grad, slope, out=out)
+
+
+def _steps_as_columns(a):
+    """``(steps, rows, batch)`` as ``(rows, steps * batch)`` (one copy), for the matmuls over all steps."""
+    return np.ascontiguousarray(a.transpose(1, 0, 2)).reshape(a.shape[1], -1)
+
+
+def _with_ones(a):
+    """``(steps, rows, batch)`` as ``(rows + 1, steps * batch)`` with a last row of ones (for a bias)."""
+    steps, rows, batch = a.shape
+    out = np.empty((rows + 1, steps, batch), a.dtype)
+    out[:rows] = a.transpose(1, 0, 2)
+    out[rows] = 1
+    return out.reshape(rows + 1, -1)
 
 
 def _compatible(shape, expected):

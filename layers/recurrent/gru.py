@@ -3,7 +3,7 @@
 import numpy as np
 
 from layers import activations
-from layers.recurrent._rnn import GateActivations, _Recurrent
+from layers.recurrent._rnn import GateActivations, _Recurrent, _steps_as_columns
 
 
 class GRU(_Recurrent):
@@ -64,44 +64,51 @@ class GRU(_Recurrent):
         return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
     def _input_bias(self, bias):
-        return bias[0] if self.reset_after else bias
+        if not self.reset_after:
+            return bias
+        # The recurrent bias of z and r adds to the input projection as well.
+        folded = bias[0].copy()
+        folded[:2 * self.units] += bias[1, :2 * self.units]
+        return folded
 
-    def _new_tape(self, xw):
-        """``(z, gates, reset input, scratch, gate activations, candidate activation)``: ``z`` the
-        pre-activations of z, r and hh (in place in ``xw``; see GateActivations), ``gates`` their
-        activations, the reset input what r multiplies (the candidate's recurrent projection plus
-        its bias), or ``r * h_in`` with ``reset_after=False``."""
-        steps, batch, width = xw.shape
+    def _new_tape(self, xw, recurrent_kernel):
+        """``(z, gates, reset input, scratch, gate activations, candidate activation, recurrent kernel.T,
+        recurrent kernel, candidate's recurrent bias)``: ``z`` the pre-activations of z, r and hh (in
+        place in ``xw``; see GateActivations), ``gates`` their activations, the reset input what r
+        multiplies (the candidate's recurrent projection plus its bias), or ``r * h_in`` with
+        ``reset_after=False``."""
+        steps, width, batch = xw.shape
         u = self.units
+        bias = None
         if self.reset_after and self.bias is not None:
-            xw[..., :2 * u] += self.bias.value[1, :2 * u]
-        return (xw, np.empty_like(xw), np.empty((steps, batch, u), xw.dtype), np.empty((batch, width), xw.dtype),
-                GateActivations((self.recurrent_activation, 2 * u)), GateActivations((self.activation, u)))
+            bias = np.ascontiguousarray(np.broadcast_to(self.bias.value[1, 2 * u:, None], (u, batch)), xw.dtype)
+        return (xw, np.empty_like(xw), np.empty((steps, u, batch), xw.dtype), np.empty((width, batch), xw.dtype),
+                GateActivations((self.recurrent_activation, 2 * u)), GateActivations((self.activation, u)),
+                np.ascontiguousarray(recurrent_kernel.T), recurrent_kernel, bias)
 
     def _step(self, tape, t, h_in, previous, new):
-        z, gates, reset_input, scratch, gate_activations, candidate_activation = tape
+        z, gates, reset_input, scratch, gate_activations, candidate_activation, kernel_t, _, bias = tape
         u = self.units
         z, gates, reset_input = z[t], gates[t], reset_input[t]
-        kernel = self.recurrent_kernel.value
         if self.reset_after:
-            np.matmul(h_in, kernel, out=scratch)
-            if self.bias is None:
-                reset_input[...] = scratch[:, 2 * u:]
+            np.matmul(kernel_t, h_in, out=scratch)
+            if bias is None:
+                reset_input[...] = scratch[2 * u:]
             else:
-                np.add(scratch[:, 2 * u:], self.bias.value[1, 2 * u:], out=reset_input)
+                np.add(scratch[2 * u:], bias, out=reset_input)
         else:
-            np.matmul(h_in, kernel[:, :2 * u], out=scratch[:, :2 * u])
-        z[:, :2 * u] += scratch[:, :2 * u]
-        gate_activations(z[:, :2 * u], gates[:, :2 * u])
-        update, reset = gates[:, :u], gates[:, u:2 * u]
+            np.matmul(kernel_t[:2 * u], h_in, out=scratch[:2 * u])
+        z[:2 * u] += scratch[:2 * u]
+        gate_activations(z[:2 * u], gates[:2 * u])
+        update, reset = gates[:u], gates[u:2 * u]
         if self.reset_after:
-            np.multiply(reset, reset_input, out=scratch[:, 2 * u:])
+            np.multiply(reset, reset_input, out=scratch[2 * u:])
         else:
             np.multiply(reset, h_in, out=reset_input)
-            np.matmul(reset_input, kernel[:, 2 * u:], out=scratch[:, 2 * u:])
-        z[:, 2 * u:] += scratch[:, 2 * u:]
-        candidate = gates[:, 2 * u:]
-        candidate_activation(z[:, 2 * u:], candidate)
+            np.matmul(kernel_t[2 * u:], reset_input, out=scratch[2 * u:])
+        z[2 * u:] += scratch[2 * u:]
+        candidate = gates[2 * u:]
+        candidate_activation(z[2 * u:], candidate)
         h = new[0]  # candidate + update * (h_prev - candidate)
         np.subtract(previous[0], candidate, out=h)
         h *= update
@@ -110,37 +117,37 @@ class GRU(_Recurrent):
     def _new_gradient_tape(self, tape):
         """As for every cell; with ``reset_after``, the recurrent product's gradient differs from
         ``xw``'s in the candidate block (r multiplies it)."""
-        grad_xw, grad_recurrent, scratch, kernel_t = super()._new_gradient_tape(tape)
+        grad_xw, grad_recurrent, scratch = super()._new_gradient_tape(tape)
         if self.reset_after:
             grad_recurrent = np.empty_like(grad_xw)
-        return grad_xw, grad_recurrent, scratch, kernel_t
+        return grad_xw, grad_recurrent, scratch
 
     def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):
-        z, gates, reset_input, _, gate_activations, candidate_activation = tape
-        grad_xw, grad_recurrent, scratch, kernel_t = gradient_tape
+        z, gates, reset_input, _, gate_activations, candidate_activation, _, kernel, _ = tape
+        grad_xw, grad_recurrent, scratch = gradient_tape
         u = self.units
         z, gates, reset_input, grad_xw = z[t], gates[t], reset_input[t], grad_xw[t]
         (grad_h,) = grad_new
-        update, reset, candidate = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:]
-        grad_candidate = grad_xw[:, 2 * u:]
+        update, reset, candidate = gates[:u], gates[u:2 * u], gates[2 * u:]
+        grad_candidate = grad_xw[2 * u:]
         np.subtract(1.0, update, out=grad_candidate)
         grad_candidate *= grad_h
-        candidate_activation.gradient(z[:, 2 * u:], candidate, grad_candidate, grad_candidate)
-        np.subtract(previous[0], candidate, out=grad_xw[:, :u])
-        grad_xw[:, :u] *= grad_h
+        candidate_activation.gradient(z[2 * u:], candidate, grad_candidate, grad_candidate)
+        np.subtract(previous[0], candidate, out=grad_xw[:u])
+        grad_xw[:u] *= grad_h
         if self.reset_after:
-            np.multiply(grad_candidate, reset_input, out=grad_xw[:, u:2 * u])
+            np.multiply(grad_candidate, reset_input, out=grad_xw[u:2 * u])
         else:
-            grad_reset_input = grad_candidate @ kernel_t[2 * u:]
-            np.multiply(grad_reset_input, h_in, out=grad_xw[:, u:2 * u])
-        gate_activations.gradient(z[:, :2 * u], gates[:, :2 * u], grad_xw[:, :2 * u], grad_xw[:, :2 * u])
+            grad_reset_input = kernel[:, 2 * u:] @ grad_candidate
+            np.multiply(grad_reset_input, h_in, out=grad_xw[u:2 * u])
+        gate_activations.gradient(z[:2 * u], gates[:2 * u], grad_xw[:2 * u], grad_xw[:2 * u])
         np.multiply(grad_h, update, out=grad_previous[0])
         if self.reset_after:
             grad_recurrent = grad_recurrent[t]
-            grad_recurrent[:, :2 * u] = grad_xw[:, :2 * u]
-            np.multiply(grad_candidate, reset, out=grad_recurrent[:, 2 * u:])
-            return np.matmul(grad_recurrent, kernel_t, out=scratch)
-        np.matmul(grad_xw[:, :2 * u], kernel_t[:2 * u], out=scratch)
+            grad_recurrent[:2 * u] = grad_xw[:2 * u]
+            np.multiply(grad_candidate, reset, out=grad_recurrent[2 * u:])
+            return np.matmul(kernel, grad_recurrent, out=scratch)
+        np.matmul(kernel[:, :2 * u], grad_xw[:2 * u], out=scratch)
         grad_reset_input *= reset
         scratch += grad_reset_input
         return scratch
@@ -149,17 +156,13 @@ class GRU(_Recurrent):
         if self.reset_after:
             return super()._recurrent_kernel_gradient(h_in, tape, gradient_tape)
         u = self.units
-        grad_xw = gradient_tape[0].reshape(-1, 3 * u)
-        reset_input = tape[2].reshape(-1, u)
-        return np.concatenate([h_in.reshape(-1, u).T @ grad_xw[:, :2 * u], reset_input.T @ grad_xw[:, 2 * u:]],
-                              axis=1)
+        grad_xw = _steps_as_columns(gradient_tape[0])
+        grad = np.concatenate([_steps_as_columns(h_in) @ grad_xw[:2 * u].T,
+                               _steps_as_columns(tape[2]) @ grad_xw[2 * u:].T], axis=1)
+        return grad, None
 
-    def _bias_gradient(self, gradient_tape):
-        grad_input_bias = super()._bias_gradient(gradient_tape)
-        if not self.reset_after:
-            return grad_input_bias
-        grad_recurrent = gradient_tape[1]
-        return np.stack([grad_input_bias, grad_recurrent.reshape(-1, grad_recurrent.shape[-1]).sum(axis=0)])
+    def _bias_gradient(self, grad_input_bias, grad_recurrent_bias):
+        return np.stack([grad_input_bias, grad_recurrent_bias]) if self.reset_after else grad_input_bias
 
     def _cell_flops(self):
         """Per sample and step: the adds into z, r and hh (3), the reset product, the activations

@@ -71,50 +71,52 @@ class LSTM(_Recurrent):
 
         return forget_gate_ones
 
-    def _new_tape(self, xw):
-        """``(z, gates, activated c, scratch, gate activations)``: ``z`` the pre-activations (``xw``
-        plus the recurrent product, in place; see GateActivations), ``gates`` the activated i, f, g, o."""
-        steps, batch, width = xw.shape
+    _gate_order = (0, 1, 3, 2)  # i, f, o, g: the sigmoid gates first
+
+    def _new_tape(self, xw, recurrent_kernel):
+        """``(z, gates, activated c, scratch, gate activations, recurrent kernel.T, recurrent kernel)``:
+        ``z`` the pre-activations (``xw`` plus the recurrent product, in place; see GateActivations),
+        ``gates`` the activated i, f, o, g."""
+        steps, width, batch = xw.shape
         u = self.units
-        gate_activations = GateActivations((self.recurrent_activation, 2 * u), (self.activation, u),
-                                           (self.recurrent_activation, u))
-        return (xw, np.empty_like(xw), np.empty((steps, batch, u), xw.dtype), np.empty((batch, width), xw.dtype),
-                gate_activations)
+        gate_activations = GateActivations((self.recurrent_activation, 3 * u), (self.activation, u))
+        return (xw, np.empty_like(xw), np.empty((steps, u, batch), xw.dtype), np.empty((width, batch), xw.dtype),
+                gate_activations, np.ascontiguousarray(recurrent_kernel.T), recurrent_kernel)
 
     def _step(self, tape, t, h_in, previous, new):
-        z, gates, activated_c, scratch, gate_activations = tape
+        z, gates, activated_c, scratch, gate_activations, kernel_t, _ = tape
         u = self.units
         z, gates = z[t], gates[t]
-        np.matmul(h_in, self.recurrent_kernel.value, out=scratch)
+        np.matmul(kernel_t, h_in, out=scratch)
         z += scratch
         gate_activations(z, gates)
-        i, f, g, o = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:3 * u], gates[:, 3 * u:]
+        i, f, o, g = gates[:u], gates[u:2 * u], gates[2 * u:3 * u], gates[3 * u:]
         c = new[1]
         np.multiply(f, previous[1], out=c)
-        np.multiply(i, g, out=scratch[:, :u])
-        c += scratch[:, :u]
+        np.multiply(i, g, out=scratch[:u])
+        c += scratch[:u]
         activate_into(self.activation, c, activated_c[t])
         np.multiply(o, activated_c[t], out=new[0])
 
     def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):
-        z, gates, activated_c, _, gate_activations = tape
-        grad_z, _, scratch, kernel_t = gradient_tape
+        z, gates, activated_c, _, gate_activations, _, kernel = tape
+        grad_z, _, scratch = gradient_tape
         u = self.units
         z, gates, grad_z, activated_c = z[t], gates[t], grad_z[t], activated_c[t]
-        i, f, g, o = gates[:, :u], gates[:, u:2 * u], gates[:, 2 * u:3 * u], gates[:, 3 * u:]
+        i, f, o, g = gates[:u], gates[u:2 * u], gates[2 * u:3 * u], gates[3 * u:]
         grad_h, grad_c = grad_new
         grad_c_total = grad_previous[1]  # becomes the previous c's gradient at the end
         np.multiply(grad_h, o, out=grad_c_total)
         activation_gradient_into(self.activation, new[1], activated_c, grad_c_total, grad_c_total)
         grad_c_total += grad_c
-        np.multiply(grad_c_total, g, out=grad_z[:, :u])
-        np.multiply(grad_c_total, previous[1], out=grad_z[:, u:2 * u])
-        np.multiply(grad_c_total, i, out=grad_z[:, 2 * u:3 * u])
-        np.multiply(grad_h, activated_c, out=grad_z[:, 3 * u:])
+        np.multiply(grad_c_total, g, out=grad_z[:u])
+        np.multiply(grad_c_total, previous[1], out=grad_z[u:2 * u])
+        np.multiply(grad_h, activated_c, out=grad_z[2 * u:3 * u])
+        np.multiply(grad_c_total, i, out=grad_z[3 * u:])
         gate_activations.gradient(z, gates, grad_z, grad_z)
         grad_c_total *= f
         grad_previous[0] = 0
-        return np.matmul(grad_z, kernel_t, out=scratch)
+        return np.matmul(kernel, grad_z, out=scratch)
 
     def _cell_flops(self):
         """Per sample and step: the add of the two projections (4 gates), the gate and candidate

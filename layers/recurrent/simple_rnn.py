@@ -55,22 +55,23 @@ class SimpleRNN(_Recurrent):
             unroll, zero_output_for_mask, seed, **kwargs,
         )
 
-    def _new_tape(self, xw):
-        """``(z, scratch, activation)``: ``z`` the pre-activations, ``xw`` plus the recurrent
-        product in place (see GateActivations)."""
-        return xw, np.empty(xw.shape[1:], xw.dtype), GateActivations((self.activation, self.units))
+    def _new_tape(self, xw, recurrent_kernel):
+        """``(z, scratch, activation, recurrent kernel.T, recurrent kernel)``: ``z`` the pre-activations,
+        ``xw`` plus the recurrent product in place (see GateActivations)."""
+        return (xw, np.empty(xw.shape[1:], xw.dtype), GateActivations((self.activation, self.units)),
+                np.ascontiguousarray(recurrent_kernel.T), recurrent_kernel)
 
     def _step(self, tape, t, h_in, previous, new):
-        z, scratch, activation = tape
-        np.matmul(h_in, self.recurrent_kernel.value, out=scratch)
+        z, scratch, activation, kernel_t, _ = tape
+        np.matmul(kernel_t, h_in, out=scratch)
         z[t] += scratch
         activation(z[t], new[0])
 
     def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):
-        grad_z, _, scratch, kernel_t = gradient_tape
+        grad_z, _, scratch = gradient_tape
         tape[2].gradient(tape[0][t], new[0], grad_new[0], grad_z[t])
         grad_previous[0] = 0
-        return np.matmul(grad_z[t], kernel_t, out=scratch)
+        return np.matmul(tape[4], grad_z[t], out=scratch)
 
     def _cell_flops(self):
         """Per sample and step: the add of the two projections and the activation."""

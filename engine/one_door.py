@@ -23,7 +23,7 @@ import inspect
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def settle_call_and_forward(cls, base):
+def settle_call_and_forward(cls: type, base: type) -> None:
     """Gives ``cls`` a ``call`` derived from its ``forward`` when it has none of
     its own, and checks that its ``call`` and ``forward`` agree.
 
@@ -117,7 +117,7 @@ def _call_from(forward):
     return call
 
 
-def engine_keywords_by_name(layer, args, kwargs):
+def engine_keywords_by_name(layer, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """``(args, kwargs)`` of a call of ``layer`` with the positional arguments from
     ``call``'s first ``training``, ``mask`` or ``<argument>_mask`` parameter on
     passed by keyword, as the engine passes those.
@@ -134,8 +134,11 @@ def engine_keywords_by_name(layer, args, kwargs):
         TypeError: an argument given both by position and by keyword.
 
     Example:
-        >>> from layers import LSTM
-        >>> engine_keywords_by_name(LSTM(2), ("x", "states", "mask"), {})
+        >>> from engine import Layer
+        >>> class Recurrent(Layer):
+        ...     def call(self, inputs, initial_state=None, mask=None, training=False):
+        ...         return inputs
+        >>> engine_keywords_by_name(Recurrent(), ("x", "states", "mask"), {})
         (('x', 'states'), {'mask': 'mask'})
     """
     names = _positional_names(type(layer).call)

@@ -411,7 +411,7 @@ class Trainer:
 
     def _record_batch(self, batch, outputs, total, per_output):
         """Adds one batch to the loss trackers and the compiled metrics."""
-        size = len(batch.x[0])
+        size = len(next(x for x in batch.x if x is not None))  # an optional input may be None
         self._loss_tracker.update_state(total, sample_weight=size)
         self.compiled_loss.update_trackers(per_output, size)
         if self.compiled_metrics is not None:

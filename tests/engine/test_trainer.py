@@ -434,3 +434,20 @@ def test_a_metric_object_used_before_starts_afresh_in_evaluate_as_in_keras():
     fresh = TruePositives()
     fresh.update_state(y, model.predict(x, verbose=0))
     assert model.evaluate(x, y, verbose=0, return_dict=True)["true_positives"] == float(fresh.result())
+
+
+def test_fit_and_evaluate_take_an_optional_input_given_as_none():
+    from engine import Layer
+
+    class AddIfGiven(Layer):
+        def call(self, x, extra=None):
+            return x if extra is None else x + extra
+
+    x, extra = Input(shape=(2,), name="x"), Input(shape=(2,), name="a_extra", optional=True)
+    model = Model({"x": x, "a_extra": extra}, Dense(2)(AddIfGiven()(x, extra)))
+    model.compile(loss="mse", optimizer="sgd")
+    data = {"x": np.ones((4, 2)), "a_extra": None}  # the optional input comes first in sorted order
+    history = model.fit(data, np.ones((4, 2)), batch_size=2, epochs=1, verbose=0)
+    assert len(history.history["loss"]) == 1
+    assert model.evaluate(data, np.ones((4, 2)), verbose=0) == pytest.approx(model.evaluate(
+        {"x": np.ones((4, 2)), "a_extra": np.zeros((4, 2))}, np.ones((4, 2)), verbose=0))

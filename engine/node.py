@@ -6,6 +6,7 @@ through another layer would be a cycle; linking calls keeps the graph a DAG.
 """
 
 import threading
+from typing import NamedTuple
 
 from engine import tree
 from engine.keras_tensor import KerasTensor
@@ -13,6 +14,13 @@ from engine.keras_tensor import KerasTensor
 # Registration reads a layer's node count and then appends, so two threads
 # calling one layer would otherwise get the same node index.
 _registration_lock = threading.Lock()
+
+
+class CallArguments(NamedTuple):
+    """A call's arguments as Keras' Node shows them: ``args`` and ``kwargs``, tensors in place."""
+
+    args: tuple
+    kwargs: dict
 
 
 class Node:
@@ -94,6 +102,11 @@ class Node:
                     inbound._outbound_nodes.append(self)
             for tensor_index, tensor in enumerate(self.output_tensors):
                 tensor._set_history(outbound_layer, node_index, tensor_index)
+
+    @property
+    def arguments(self) -> CallArguments:
+        """The call's positional and keyword arguments (``.args``, ``.kwargs``), as Keras' ``Node.arguments``."""
+        return CallArguments(tuple(self.call_args), dict(self.call_kwargs))
 
     @property
     def operation(self):

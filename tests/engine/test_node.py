@@ -76,3 +76,22 @@ def test_operation_is_the_layer_the_node_is_a_call_of():
     y = second(first(x))
     assert first.inbound_nodes[0].operation is first
     assert y._keras_history.layer.inbound_nodes[0].operation is second
+
+
+def test_arguments_show_the_call_as_it_was_made():
+    x, y = Input(shape=(2,)), Input(shape=(2,))
+    layer = Dense(2)
+    layer(x)
+    node = layer.inbound_nodes[0]
+    assert node.arguments.args == (x,) and node.arguments.kwargs == {}
+    from engine import Layer
+
+    class Scaled(Layer):
+        def call(self, inputs, other=None, scale=1.0):
+            return inputs * scale + other
+
+    scaled = Scaled()
+    scaled(x, other=y, scale=2.0)
+    assert scaled.inbound_nodes[0].arguments.args == (x,)
+    assert scaled.inbound_nodes[0].arguments.kwargs["other"] is y
+    assert scaled.inbound_nodes[0].arguments.kwargs["scale"] == 2.0

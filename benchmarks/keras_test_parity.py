@@ -177,9 +177,11 @@ def first_error_line(element):
 
 def group_of(line):
     """The failure's group: its first error line without the parts that name one test's objects
-    (quoted text, <reprs>, numbers), cut to 100 characters."""
+    (<reprs>, quoted text but short names, numbers), cut to 100 characters."""
     line = re.sub(r"<[^<>]*>", "<...>", line)
-    line = re.sub(r"(?<!\w)'[^']*'|\"[^\"]*\"", "'...'", line)
+    line = re.sub(r"(?<!\w)'([^']*)'|\"([^\"]*)\"",
+                  lambda m: m.group(0) if re.fullmatch(r"[\w.]{1,30}", m.group(1) or m.group(2) or "") else "'...'",
+                  line)
     return re.sub(r"\d+", "N", line)[:100]
 
 

@@ -11,7 +11,9 @@ rate of the applicable ones; then the failures grouped by their first error line
 
 Keras' testing harness (``keras.src.testing``), its backend (backend tensors, masks,
 the backend's name), its ``tree`` utilities and the features nodeweave does not
-have (dtype policies, quantization, export, rematerialization) stay Keras'.
+have (dtype policies, quantization, export, rematerialization) stay Keras'. Besides
+the renames, one bridge (``CONFTEST``): Keras' registry is told nodeweave's layer and
+model classes, so that the harness's serialization round trip can find them.
 
 Run: ``python -m benchmarks keras_test_parity`` (``--verbose`` lists every failure).
 """

@@ -894,35 +894,40 @@ class Layer(Module):
 
     def _infer_output_spec(self, args, kwargs):
         """Output specs learned by running ``call`` on examples of the arguments'
-        whole shapes (unknown sizes 1), for a layer without ``compute_output_shape``;
-        while a file is loaded the examples are charged against its budget."""
+        whole shapes, for a layer without ``compute_output_shape``: unknown sizes 1,
+        and, when an axis past the batch is unknown, 2 as well, so that an output axis
+        that follows an unknown size (``ops.arange(ops.shape(x)[1])``) stays unknown.
+        While a file is loaded the examples are charged against its budget."""
         flat_inputs = tree.flatten(args[0])
         batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
         masks = {}
         if "mask" not in kwargs and "mask" in call_parameters(type(self)) and _symbolic_mask(args[0]) is not None:
             masks["mask"] = _symbolic_mask(args[0])
         examples = [t for t in tree.flatten((args, kwargs, masks)) if isinstance(t, KerasTensor)]
-        charge_example(self.name, type(self).__name__, sum(_example_bytes(t) for t in examples))
-        concrete_args = _example(list(args))
-        concrete_kwargs = {**_example(kwargs), **_example(masks, fill=True)}
-        try:
-            outputs = self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:]))
-        except Exception as error:
-            raise_in_call_context(
-                self, error, args[0], args[1:], kwargs,
-                note=f"{type(self).__name__} defines no compute_output_shape, so its output shape was inferred by "
-                     "running call() on a zero batch of shapes "
-                     f"{[tuple(1 if d is None else d for d in t.shape) for t in flat_inputs]}, which failed. If "
-                     "call() is right, define compute_output_shape(self, input_shape).")
+        sizes = (1, 2) if any(None in t.shape[1:] for t in examples) else (1,)
+        charge_example(self.name, type(self).__name__, sum(_example_bytes(t, sizes[-1]) for t in examples))
+        runs = []
+        for size in sizes:
+            concrete_args = _example(list(args), unknown=size)
+            concrete_kwargs = {**_example(kwargs, unknown=size), **_example(masks, fill=True, unknown=size)}
+            try:
+                runs.append(self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:])))
+            except Exception as error:
+                raise_in_call_context(
+                    self, error, args[0], args[1:], kwargs,
+                    note=f"{type(self).__name__} defines no compute_output_shape, so its output shape was inferred "
+                         "by running call() on a zero batch of shapes "
+                         f"{[tuple(size if d is None else d for d in t.shape) for t in flat_inputs]}, which failed. "
+                         "If call() is right, define compute_output_shape(self, input_shape).")
 
-        def spec(array):
-            array = np.asarray(array)
-            shape = array.shape
+        def spec(*arrays):
+            shapes = [np.shape(array) for array in arrays]
+            shape = tuple(axis[0] if len(set(axis)) == 1 else None for axis in zip(*shapes))
             if batch_unknown and shape:
                 shape = (None,) + shape[1:]
-            return KerasTensor(shape, array.dtype)
+            return KerasTensor(shape, np.asarray(arrays[0]).dtype)
 
-        return tree.map_structure(spec, outputs)
+        return tree.pack_as(runs[0], [spec(*arrays) for arrays in zip(*map(tree.flatten, runs))])
 
     # -------------------------------------------------------- graph queries
     @property
@@ -1000,25 +1005,25 @@ def _positional_weight_args(layer, args, shape, initializer, dtype):
     return keywords["shape"], keywords["initializer"], keywords["dtype"]
 
 
-def _example(structure, fill=False, shrunk=False):
+def _example(structure, fill=False, shrunk=False, unknown=1):
     """``structure`` with each KerasTensor replaced by an array of its shape
-    (unknown dimensions 1) and dtype, filled with ``fill`` (masks get True:
-    every step kept); other values as they are. ``shrunk`` examples keep the
+    (unknown dimensions ``unknown``) and dtype, filled with ``fill`` (masks get
+    True: every step kept); other values as they are. ``shrunk`` examples keep the
     rank but no axis longer than 1, for results of which only the rank is read."""
     def concrete(t):
         if not isinstance(t, KerasTensor):
             return t
-        return np.full(_example_shape(t, shrunk), fill, dtype=t.dtype)
+        return np.full(_example_shape(t, shrunk, unknown), fill, dtype=t.dtype)
 
     return tree.map_structure(concrete, structure)
 
 
-def _example_shape(tensor, shrunk=False):
-    return tuple(1 if d is None else min(d, 1) if shrunk else d for d in tensor.shape)
+def _example_shape(tensor, shrunk=False, unknown=1):
+    return tuple(unknown if d is None else min(d, 1) if shrunk else d for d in tensor.shape)
 
 
-def _example_bytes(tensor):
-    return math.prod(_example_shape(tensor)) * np.dtype(tensor.dtype).itemsize
+def _example_bytes(tensor, unknown=1):
+    return math.prod(_example_shape(tensor, unknown=unknown)) * np.dtype(tensor.dtype).itemsize
 
 
 def _symbolic_mask(inputs):

@@ -219,6 +219,22 @@ def test_shape_inference_failure_names_the_layer_and_the_fix():
         Broken()(Input(shape=(3,)))
 
 
+def test_an_output_axis_that_follows_an_unknown_input_size_stays_unknown():
+    class Positions(Layer):  # keras-io's positional embedding: one row per step of the input
+        def call(self, inputs):
+            return np.zeros((np.shape(inputs)[0], np.shape(inputs)[1], 4), "float32") + np.arange(
+                np.shape(inputs)[1], dtype="float32")[:, None]
+
+    class Summary(Layer):  # an output whose size does not follow the unknown one
+        def call(self, inputs):
+            return np.sum(inputs, axis=1)
+
+    steps = Input(shape=(None, 3))
+    assert Positions()(steps).shape == (None, None, 4)
+    assert Summary()(steps).shape == (None, 3)
+    assert Positions()(Input(shape=(5, 3))).shape == (None, 5, 4)
+
+
 def test_mixed_symbolic_and_numpy_inputs_are_rejected():
     class Sum(Layer):
         def call(self, inputs):

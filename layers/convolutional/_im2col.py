@@ -10,10 +10,11 @@ never reached by a window).
   laid out ``(*kernel, batch, *out, channels)``, back onto the input positions,
   looping over the kernel taps only; ``tap_targets`` gives each tap's slice
   of the input, which depthwise convolutions multiply and add tap by tap.
-- ``conv`` is one (grouped) matmul of the copied windows with the kernel;
-  ``conv_input_grad`` and ``conv_kernel_grad`` are its backward pass. A
-  transposed convolution is ``conv_input_grad`` run forward, and its backward
-  is ``conv`` and ``conv_kernel_grad``.
+- ``conv`` is one (grouped) matmul of the copied windows with the kernel, or
+  of the inputs with every tap's weights summed back by col2im, whichever
+  intermediate is smaller; ``conv_input_grad`` and ``conv_kernel_grad`` are
+  its backward pass. A transposed convolution is ``conv_input_grad`` run
+  forward, and its backward is ``conv`` and ``conv_kernel_grad``.
 """
 
 import itertools
@@ -135,12 +136,66 @@ def window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate):
 
 def conv(x, kernel, strides, dilation_rate, pads, groups=1):
     """Cross-correlation of ``x`` (``(batch, *spatial, in)``) with ``kernel``
-    (``(*kernel_size, in // groups, out)``), as one batched matmul over the groups.
+    (``(*kernel_size, in // groups, out)``): returns ``(outputs, saved)``, outputs
+    ``(batch, *out_spatial, out)`` and what ``conv_kernel_grad`` needs.
 
-    Returns ``(outputs, cols)``: outputs ``(batch, *out_spatial, out)`` and the
-    im2col matrices ``(groups, positions, taps * in // groups)``, which
-    ``conv_kernel_grad`` needs.
+    Of the two ways to write it as one matmul, the one with the smaller
+    intermediate runs: the im2col copy of the inputs' windows times the kernel
+    (``taps * in`` values per output position, a view without a copy for 1x1
+    kernels at stride 1), or, at stride 1 with fewer outputs than inputs, each
+    input times every tap's weights (``taps * out`` values per position) added
+    back onto the outputs, which is the input gradient of the convolution by
+    the flipped kernel.
     """
+    if _stride_one(strides, groups) and kernel.shape[-1] < kernel.shape[-2] and kernel[..., 0, 0].size > 1:
+        out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
+        flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
+        return _col2im_conv(x, flipped, strides, dilation_rate, flipped_pads, out, groups), ("inputs", x)
+    outputs, cols = _im2col_conv(x, kernel, strides, dilation_rate, pads, groups)
+    return outputs, ("cols", cols)
+
+
+def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups=1):
+    """Gradient of ``conv``'s input of spatial size ``spatial`` given the gradient
+    of its outputs, as one matmul: the output gradient times every tap's weights
+    added back onto the inputs (col2im), or, at stride 1 with no more outputs than
+    inputs or a 1x1 kernel, the convolution of the output gradient by the flipped
+    kernel (its im2col copy is then no larger, or none, and it reads and writes
+    less than col2im's adds)."""
+    if _stride_one(strides, groups) and (kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1):
+        flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
+        return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
+    return _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups)
+
+
+def conv_kernel_grad(saved, grad_outputs, kernel, strides, dilation_rate, pads):
+    """Gradient of ``conv``'s kernel given what ``conv`` saved: ``cols^T @ grad_outputs``
+    per group, or, for the flipped form, the flipped kernel's gradient flipped back."""
+    form, array = saved
+    if form == "inputs":
+        flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
+        cols = _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads)[1]
+        return _flipped(_cols_kernel_grad(cols, array, flipped.shape), dilation_rate, pads)[0]
+    return _cols_kernel_grad(array, grad_outputs, kernel.shape)
+
+
+def _stride_one(strides, groups):
+    """Whether the convolution has an adjoint form (``_flipped``): stride 1, one group."""
+    return groups == 1 and max(strides) == 1
+
+
+def _flipped(kernel, dilation_rate, pads):
+    """The kernel of the adjoint stride-1 convolution (taps reversed, in and out
+    swapped) and its pads: a span-1 window less the original pads on each side."""
+    rank = kernel.ndim - 2
+    flipped = np.swapaxes(kernel[(slice(None, None, -1),) * rank], -1, -2)
+    spans = effective_size(kernel.shape[:-2], dilation_rate)
+    return flipped, tuple((span - 1 - before, span - 1 - after) for span, (before, after) in zip(spans, pads))
+
+
+def _im2col_conv(x, kernel, strides, dilation_rate, pads, groups=1):
+    """``conv`` by im2col: returns ``(outputs, cols)``, the im2col matrices
+    ``(groups, positions, taps * in // groups)``."""
     kernel_size = kernel.shape[:-2]
     padded = pad(x, pads)
     out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
@@ -152,21 +207,22 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
     return np.moveaxis(outputs, 0, 1).reshape((x.shape[0],) + out + (kernel.shape[-1],)), cols
 
 
-def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups=1):
-    """Gradient of ``conv``'s input of spatial size ``spatial`` given the gradient
-    of its outputs: the transposed product, one batched matmul giving each kernel
-    tap's contribution, summed back onto the input by col2im."""
-    kernel_size = kernel.shape[:-2]
-    rank = len(kernel_size)
-    per_tap = kernel.reshape((-1, kernel.shape[-2], groups, kernel.shape[-1] // groups)).transpose(0, 2, 3, 1)
-    grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups), per_tap)
-    grad_cols = grad_cols.reshape(kernel_size + (groups,) + grad_outputs.shape[:-1] + (kernel.shape[-2],))
-    grad = window_grad(np.moveaxis(grad_cols, rank, -2), pads, spatial, kernel_size, strides, dilation_rate)
-    return grad.reshape(grad.shape[:1 + rank] + (groups * kernel.shape[-2],))
+def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups=1):
+    """``conv_input_grad`` by col2im: one matmul per group giving every kernel tap's
+    contribution at once, summed back onto the input."""
+    kernel_size, (in_per_group, filters) = kernel.shape[:-2], kernel.shape[-2:]
+    rank, taps = len(kernel_size), math.prod(kernel_size)
+    per_group = kernel.reshape(taps, in_per_group, groups, filters // groups).transpose(2, 3, 0, 1)
+    grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups), per_group.reshape(groups, -1, taps * in_per_group))
+    grad_cols = grad_cols.reshape((groups,) + grad_outputs.shape[:-1] + kernel_size + (in_per_group,))
+    # (*kernel_size, batch, *out, groups, in_per_group): the taps lead, as col2im wants
+    grad_cols = np.moveaxis(grad_cols, (*range(rank + 2, 2 * rank + 2), 0), (*range(rank), 2 * rank + 1))
+    grad = window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate)
+    return grad.reshape(grad.shape[:1 + rank] + (groups * in_per_group,))
 
 
-def conv_kernel_grad(cols, grad_outputs, kernel_shape):
-    """Gradient of ``conv``'s kernel: ``cols^T @ grad_outputs`` per group."""
+def _cols_kernel_grad(cols, grad_outputs, kernel_shape):
+    """Gradient of ``_im2col_conv``'s kernel: ``cols^T @ grad_outputs`` per group."""
     groups = cols.shape[0]
     grad = np.matmul(np.swapaxes(cols, 1, 2), _grouped_outputs(grad_outputs, groups))
     grad = grad.reshape((groups,) + tuple(kernel_shape[:-1]) + (-1,))

@@ -47,14 +47,14 @@ class _Conv(_BaseConv):
     def forward(self, inputs, training=True):
         x = to_channels_last(inputs, self.data_format)
         pads, _ = self._geometry(x.shape[1:-1])
-        z, cols = conv(x, self.kernel.value, self.strides, self.dilation_rate, pads, self.groups)
+        z, saved = conv(x, self.kernel.value, self.strides, self.dilation_rate, pads, self.groups)
         outputs, z = self._finish(z)
-        return outputs, (x.shape[1:-1], pads, cols, z, outputs)
+        return outputs, (x.shape[1:-1], pads, saved, z, outputs)
 
     def backward(self, cache, grad_outputs):
-        spatial, pads, cols, z, outputs = cache
+        spatial, pads, saved, z, outputs = cache
         grad_z, grads = self._finish_backward(z, outputs, grad_outputs)
-        grads[self.kernel] = conv_kernel_grad(cols, grad_z, self.kernel.shape)
+        grads[self.kernel] = conv_kernel_grad(saved, grad_z, self.kernel.value, self.strides, self.dilation_rate, pads)
         grad_x = conv_input_grad(grad_z, self.kernel.value, self.strides, self.dilation_rate, pads, spatial,
                                  self.groups)
         return from_channels_last(grad_x, self.data_format), grads

@@ -62,8 +62,8 @@ class _ConvTranspose(_BaseConv):
     def backward(self, cache, grad_outputs):
         x, pads, z, outputs = cache
         grad_z, grads = self._finish_backward(z, outputs, grad_outputs)
-        grad_x, cols = conv(grad_z, self.kernel.value, self.strides, self.dilation_rate, pads)
-        grads[self.kernel] = conv_kernel_grad(cols, x, self.kernel.shape)
+        grad_x, saved = conv(grad_z, self.kernel.value, self.strides, self.dilation_rate, pads)
+        grads[self.kernel] = conv_kernel_grad(saved, x, self.kernel.value, self.strides, self.dilation_rate, pads)
         return from_channels_last(grad_x, self.data_format), grads
 
     def flops(self, input_shapes, output_shapes):

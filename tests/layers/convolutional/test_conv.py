@@ -168,3 +168,27 @@ def test_bad_inputs():
     layer(np.ones((1, 5, 5, 3), "float32"))
     with pytest.raises(ValueError, match=r"expected axis -1 of input shape to have value 3"):
         layer(np.ones((1, 5, 5, 4), "float32"))
+
+
+# conv picks, per product, the smaller intermediate: at stride 1 fewer filters than input
+# channels run the forward and kernel gradient in the flipped-kernel (col2im) form, and more
+# filters run the input gradient by col2im instead of the flipped kernel's im2col (except 1x1).
+CHANNEL_RATIO_CASES = [
+    (Conv2D, (2, 7, 8, 6), 2, dict(kernel_size=3)),
+    (Conv2D, (2, 7, 8, 6), 2, dict(kernel_size=(2, 4), padding="same", activation="relu")),
+    (Conv2D, (1, 5, 6, 6), 1, dict(kernel_size=3, dilation_rate=(2, 1), padding="same")),
+    (Conv2D, (2, 6, 7, 6), 2, dict(kernel_size=2, padding="same", data_format="channels_first")),
+    (Conv2D, (2, 7, 8, 2), 8, dict(kernel_size=3, padding="same")),
+    (Conv1D, (2, 9, 4), 2, dict(kernel_size=3, dilation_rate=2, padding="causal")),
+    (Conv1D, (1, 9, 2), 5, dict(kernel_size=4, padding="same")),
+    (Conv2D, (2, 5, 6, 3), 7, dict(kernel_size=1)),  # 1x1: no im2col copy, input gradient by one matmul
+    (Conv2D, (2, 5, 6, 7), 3, dict(kernel_size=1, padding="same", use_bias=False)),
+]
+
+
+@pytest.mark.parametrize("cls, shape, filters, kwargs", CHANNEL_RATIO_CASES)
+def test_fewer_or_more_filters_than_channels(cls, shape, filters, kwargs, keras_layer, random_weights, inputs):
+    theirs = keras_layer(cls.__name__, shape, filters, **kwargs)
+    assert_matches_keras(cls(filters, **kwargs), theirs, inputs(shape))
+    assert_gradients(random_weights(cls(filters, **kwargs), shape), inputs(shape, "float64", seed=1),
+                     training=True)

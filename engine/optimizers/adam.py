@@ -3,7 +3,7 @@ and second moments."""
 
 import numpy as np
 
-from engine.optimizers.base import Optimizer
+from engine.optimizers.base import Optimizer, flat_pair, scratch, take_new, update_chunks
 
 
 class Adam(Optimizer):
@@ -49,14 +49,29 @@ class Adam(Optimizer):
         cast = variable.dtype.type
         t = cast(self.iterations + 1)
         alpha = cast(learning_rate) * np.sqrt(1 - cast(self.beta_2) ** t) / (1 - cast(self.beta_1) ** t)
-        m, v = self._slot(self._momentums, variable), self._slot(self._velocities, variable)
-        m.value = m.value + (gradient - m.value) * (1 - self.beta_1)
-        v.value = v.value + (np.square(gradient) - v.value) * (1 - self.beta_2)
-        if self.amsgrad:
-            v_hat = self._slot(self._velocity_hats, variable)
-            v_hat.value = np.maximum(v_hat.value, v.value)
-            v = v_hat
-        variable.value = variable.value - m.value * alpha / (np.sqrt(v.value) + self.epsilon)
+        slots = [self._momentums, self._velocities] + ([self._velocity_hats] if self.amsgrad else [])
+        pairs = {v: flat_pair(v) for v in [variable] + [self._slot(column, variable) for column in slots]}
+        (w, new_w), (m, new_m), (v, new_v) = list(pairs.values())[:3]
+        v_hat, new_v_hat = list(pairs.values())[3] if self.amsgrad else (None, None)
+        g = gradient.reshape(-1)
+        buffers = scratch(w.size, w.dtype, 2)
+        for part in update_chunks(w.size):
+            step, root = buffers[:, :part.stop - part.start]
+            np.subtract(g[part], m[part], out=step)  # m += (g - m) * (1 - beta_1)
+            step *= 1 - self.beta_1
+            np.add(m[part], step, out=new_m[part])
+            np.square(g[part], out=step)  # v += (g**2 - v) * (1 - beta_2)
+            step -= v[part]
+            step *= 1 - self.beta_2
+            np.add(v[part], step, out=new_v[part])
+            if v_hat is not None:
+                np.maximum(v_hat[part], new_v[part], out=new_v_hat[part])
+            np.sqrt((new_v if v_hat is None else new_v_hat)[part], out=root)  # w -= m * alpha / (sqrt(v) + epsilon)
+            root += self.epsilon
+            np.multiply(new_m[part], alpha, out=step)
+            step /= root
+            np.subtract(w[part], step, out=new_w[part])
+        take_new(pairs)
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,

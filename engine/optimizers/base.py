@@ -13,6 +13,9 @@ from engine.optimizers import schedules
 from engine.serialization import serialize
 from engine.variable import Variable
 
+# Elements per slice of an in-place update (see ``update_chunks``): 128 KB of float32 per array.
+UPDATE_CHUNK = 1 << 15
+
 
 class Optimizer:
     """Base class: subclasses create their per-weight slots in ``_create_slots``
@@ -529,6 +532,45 @@ class Optimizer:
             0.5
         """
         return cls(**config)
+
+
+def flat_pair(variable):
+    """``(current, new)``: the value of ``variable`` flat, and a flat array of its size for
+    the updated value, which ``variable`` takes with ``take_new``. Updates write beside the
+    arrays they read, never into them, so that an array read before a step (by the
+    trainer, to undo an interrupted step, or by a user) keeps its value.
+
+    Example:
+        >>> w = Variable(np.ones((2, 2), "float32"), name="w")
+        >>> current, new = flat_pair(w)
+        >>> np.multiply(current, 3.0, out=new)[0]
+        np.float32(3.0)
+    """
+    return variable.value.reshape(-1), np.empty(variable.value.size, variable.value.dtype)
+
+
+def take_new(pairs):
+    """Gives each variable of ``{variable: (current, new)}`` its new value."""
+    for variable, (_, new) in pairs.items():
+        variable.value = new.reshape(variable.value.shape)
+
+
+def update_chunks(size):
+    """Slices of at most ``UPDATE_CHUNK`` elements covering ``range(size)``: an update
+    runs all its operations on one slice of a weight, its gradient and its slots
+    before the next, so that they stay in the cache between operations (the new
+    values then cost no more memory traffic than an update in place).
+
+    Example:
+        >>> update_chunks(UPDATE_CHUNK + 1)
+        [slice(0, 32768, None), slice(32768, 32769, None)]
+    """
+    return [slice(start, min(start + UPDATE_CHUNK, size)) for start in range(0, size, UPDATE_CHUNK)]
+
+
+def scratch(size, dtype, count=1):
+    """``count`` temporary arrays for one chunk of an update of ``size`` elements."""
+    return np.empty((count, min(size, UPDATE_CHUNK)), dtype)
 
 
 def _is_int(value, minimum):

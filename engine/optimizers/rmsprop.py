@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from engine.optimizers.base import Optimizer
+from engine.optimizers.base import Optimizer, flat_pair, scratch, take_new, update_chunks
 
 
 class RMSprop(Optimizer):
@@ -47,20 +47,39 @@ class RMSprop(Optimizer):
         self._average_gradients = self._add_slots(variables, "average_gradient")[0] if self.centered else []
 
     def update_step(self, gradient, variable, learning_rate):
-        v = self._slot(self._velocities, variable)
-        v.value = self.rho * v.value + (1 - self.rho) * np.square(gradient)
-        if self.centered:
-            a = self._slot(self._average_gradients, variable)
-            a.value = self.rho * a.value + (1 - self.rho) * gradient
-            denominator = v.value - np.square(a.value) + self.epsilon
-        else:
-            denominator = v.value + self.epsilon
-        step = learning_rate * gradient / np.sqrt(denominator)
-        if self.momentum > 0:
-            s = self._slot(self._momentums, variable)
-            s.value = self.momentum * s.value + step
-            step = s.value
-        variable.value = variable.value - step
+        slots = [self._velocities] + ([self._average_gradients] if self.centered else []) \
+            + ([self._momentums] if self.momentum > 0 else [])
+        pairs = {v: flat_pair(v) for v in [variable] + [self._slot(column, variable) for column in slots]}
+        found = iter(list(pairs.values()))
+        (w, new_w), (v, new_v) = next(found), next(found)
+        a, new_a = next(found) if self.centered else (None, None)
+        s, new_s = next(found) if self.momentum > 0 else (None, None)
+        g = gradient.reshape(-1)
+        buffers = scratch(w.size, w.dtype, 2)
+        for part in update_chunks(w.size):
+            step, root = buffers[:, :part.stop - part.start]
+            np.multiply(v[part], self.rho, out=new_v[part])  # v = rho * v + (1 - rho) * g**2
+            np.square(g[part], out=step)
+            step *= 1 - self.rho
+            new_v[part] += step
+            if a is None:  # root = sqrt(v + epsilon)
+                np.add(new_v[part], self.epsilon, out=root)
+            else:  # a = rho * a + (1 - rho) * g; root = sqrt(v - a**2 + epsilon)
+                np.multiply(a[part], self.rho, out=new_a[part])
+                np.multiply(g[part], 1 - self.rho, out=step)
+                new_a[part] += step
+                np.square(new_a[part], out=step)
+                np.subtract(new_v[part], step, out=root)
+                root += self.epsilon
+            np.sqrt(root, out=root)
+            np.multiply(g[part], learning_rate, out=step)  # step = learning_rate * g / root
+            step /= root
+            if s is not None:  # s = momentum * s + step; step = s
+                np.multiply(s[part], self.momentum, out=new_s[part])
+                new_s[part] += step
+                step = new_s[part]
+            np.subtract(w[part], step, out=new_w[part])
+        take_new(pairs)
 
     def get_config(self):
         return {**super().get_config(), "rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,

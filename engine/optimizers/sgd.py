@@ -2,7 +2,9 @@
 
 import numbers
 
-from engine.optimizers.base import Optimizer
+import numpy as np
+
+from engine.optimizers.base import Optimizer, flat_pair, scratch, take_new, update_chunks
 
 
 class SGD(Optimizer):
@@ -39,15 +41,26 @@ class SGD(Optimizer):
         self._momentums = self._add_slots(variables, "momentum")[0] if self.momentum != 0 else []
 
     def update_step(self, gradient, variable, learning_rate):
-        if self.momentum == 0:
-            variable.value = variable.value - gradient * learning_rate
-            return
-        m = self._slot(self._momentums, variable)
-        m.value = m.value * self.momentum - gradient * learning_rate
-        if self.nesterov:
-            variable.value = variable.value + (m.value * self.momentum - gradient * learning_rate)
-        else:
-            variable.value = variable.value + m.value
+        momentum = [self._slot(self._momentums, variable)] if self.momentum != 0 else []
+        pairs = {v: flat_pair(v) for v in [variable] + momentum}
+        (w, new_w), (m, new_m) = list(pairs.values()) + [(None, None)] * (not momentum)
+        g = gradient.reshape(-1)
+        buffers = scratch(w.size, w.dtype, 2)
+        for part in update_chunks(w.size):
+            step, ahead = buffers[:, :part.stop - part.start]
+            np.multiply(g[part], learning_rate, out=step)
+            if m is None:  # w -= g * learning_rate
+                np.subtract(w[part], step, out=new_w[part])
+                continue
+            np.multiply(m[part], self.momentum, out=new_m[part])  # m = m * momentum - g * learning_rate
+            new_m[part] -= step
+            if self.nesterov:  # w += m * momentum - g * learning_rate
+                np.multiply(new_m[part], self.momentum, out=ahead)
+                ahead -= step
+                np.add(w[part], ahead, out=new_w[part])
+            else:  # w += m
+                np.add(w[part], new_m[part], out=new_w[part])
+        take_new(pairs)
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}

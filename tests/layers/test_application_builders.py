@@ -1,7 +1,7 @@
 """The architecture builders of layers/applications/ against keras.applications: for
-the same arguments, the same layers (class, name, output shape, parameters, inputs), the
-same parameter count, and Keras' weights files load into them with Keras' outputs; and
-the builders' own arguments."""
+the same arguments, the same layers (class, name, output shape, parameters, inputs) and
+the same parameter count as Keras' models stored in tests/layers/data/, and Keras' weights
+files load into them with Keras' outputs; and the builders' own arguments."""
 
 import re
 from collections import Counter
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from layers import applications as ours
+from tests.layers.data.make_application_references import reference as stored_reference
 
 keras = pytest.importorskip("keras")
 
@@ -26,19 +27,26 @@ def _is_automatic(layer_name, class_name):
     return base in (_snake(class_name), "input_layer")
 
 
-def _layers(model, inbound_nodes):
+def _entries(model) -> list:
+    """Our model's layers as the stored references list Keras': class, name, output shape, parameters, inputs."""
+    return [{"class": type(layer).__name__, "name": layer.name, "shape": list(layer.output.shape),
+             "params": layer.count_params(),
+             "inputs": [tensor._keras_history[0].name for tensor in layer.inbound_nodes[0].input_tensors]
+             if layer.inbound_nodes else []} for layer in model.layers]
+
+
+def _layers(entries) -> dict:
     """{key: (class, output shape, parameters, input keys)}: a layer's key is its name, or for an
     automatically named one, its class and the keys of its inputs (the orders of model.layers differ:
     Keras sorts by depth, nodeweave by a depth-first walk)."""
     keys, rows = {}, {}
-    for layer in model.layers:  # inputs before the layers that read them, in both
-        class_name = type(layer).__name__
-        nodes = getattr(layer, inbound_nodes)
-        inputs = tuple(keys[id(tensor._keras_history[0])] for tensor in nodes[0].input_tensors) if nodes else ()
-        key = f"{class_name}<-{inputs}" if _is_automatic(layer.name, class_name) else layer.name
-        keys[id(layer)] = key
+    for entry in entries:  # inputs before the layers that read them, in both
+        class_name = entry["class"]
+        inputs = tuple(keys[name] for name in entry["inputs"])
+        key = f"{class_name}<-{inputs}" if _is_automatic(entry["name"], class_name) else entry["name"]
+        keys[entry["name"]] = key
         assert key not in rows, f"two layers of key {key}"
-        rows[key] = (class_name, tuple(layer.output.shape), layer.count_params(), inputs)
+        rows[key] = (class_name, tuple(entry["shape"]), entry["params"], inputs)
     return rows
 
 
@@ -50,19 +58,22 @@ def _keras_model(builder, kwargs):
 
 
 def assert_same_architecture(builder, **kwargs):
+    """``builder(**kwargs)`` has the layers of Keras' model, stored by tests/layers/data/make_application_references.py."""
     model = getattr(ours, builder)(weights=None, **kwargs)
-    reference = _keras_model(builder, kwargs)
-    ours_rows, keras_rows = _layers(model, "inbound_nodes"), _layers(reference, "_inbound_nodes")
+    reference = stored_reference(builder, kwargs)
+    keras_entries = [entry for entry in reference["operations"] if entry["layer"]]
+    ours_rows, keras_rows = _layers(_entries(model)), _layers(keras_entries)
     assert sorted(ours_rows) == sorted(keras_rows)
     for key, row in ours_rows.items():
         assert row == keras_rows[key], key
     assert Counter(layer["class_name"] for layer in model.get_config()["layers"]) == Counter(
-        layer["class_name"] for layer in reference.get_config()["layers"])
-    assert model.name == reference.name and model.count_params() == reference.count_params()
+        entry["class"] for entry in keras_entries)
+    assert model.name == reference["name"] and model.count_params() == reference["params"]
     return model
 
 
-# Building the Keras models is what takes time (Keras 3 on JAX: 10-30 s for DenseNet121 on shared cores, ours 0.2 s).
+# Keras' models of these cases are stored (tests/layers/data/application_references.json.gz): building them live
+# took Keras 3 on JAX 10-180 s each on shared cores; ours take 1-15 s (VGG16 at 224x224 the longest).
 CASES = [
     ("ResNet50", {"input_shape": (32, 32, 3), "classes": 10}),
     ("ResNet50", {"include_top": False, "pooling": "max"}),
@@ -95,7 +106,7 @@ def test_builder_makes_kerass_architecture(builder, kwargs):
     assert_same_architecture(builder, **kwargs)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # Keras builds and runs the models live: 20-60 s on shared cores
 @pytest.mark.parametrize("builder, kwargs", CASES[:1] + CASES[2:3], ids=["ResNet50", "ResNet50V2"])
 def test_kerass_weights_file_loads_with_kerass_outputs(builder, kwargs, tmp_path):
     reference = _keras_model(builder, kwargs)

@@ -8,11 +8,12 @@ self-attention, then attention over the encoder's outputs) and the wiring of the
 encoder-decoder model are the example's, smaller (embed_dim 16, latent_dim 32, 2 heads).
 Changed: ``TextVectorization`` is replaced by ready-made token ids (nodeweave has no text
 vectorization layer), and the padding masks are left out (every synthetic sentence has the
-full length, so the masks would be all ones); ``MultiHeadAttention`` is called with
-``query``, ``value``, ``key`` positionally, as nodeweave rejects them as keywords
-("Layer 'multi_head_attention' was called without inputs"); the token inputs have fixed
-lengths instead of ``shape=(None,)``, as ``ops.arange(0, ops.shape(inputs)[-1])`` on a
-KerasTensor of unknown length gives a length of 1 (the model's output came out (None, 1, 12)).
+full length, so the masks would be all ones). As in the example, ``MultiHeadAttention`` is
+called with ``query=``, ``value=``, ``key=``. The token inputs have fixed lengths instead of
+``shape=(None,)``: nodeweave learns a custom layer's output shape by running its ``call`` on
+example arrays, so the ``Sequential`` inside ``TransformerEncoder`` is built for the example's
+length and refuses another one ("expected shape=(None, 1, 16), found shape=(2, 2, 16)"),
+where Keras traces ``call`` on symbolic tensors.
 """
 
 import numpy as np
@@ -36,7 +37,7 @@ class TransformerEncoder(layers.Layer):
         self.layernorm_2 = layers.LayerNormalization()
 
     def call(self, inputs):
-        attention_output = self.attention(inputs, inputs, inputs)
+        attention_output = self.attention(query=inputs, value=inputs, key=inputs)
         proj_input = self.layernorm_1(inputs + attention_output)
         proj_output = self.dense_proj(proj_input)
         return self.layernorm_2(proj_input + proj_output)
@@ -67,9 +68,9 @@ class TransformerDecoder(layers.Layer):
         self.layernorm_3 = layers.LayerNormalization()
 
     def call(self, inputs, encoder_outputs):
-        attention_output_1 = self.attention_1(inputs, inputs, inputs, use_causal_mask=True)
+        attention_output_1 = self.attention_1(query=inputs, value=inputs, key=inputs, use_causal_mask=True)
         out_1 = self.layernorm_1(inputs + attention_output_1)
-        attention_output_2 = self.attention_2(out_1, encoder_outputs, encoder_outputs)
+        attention_output_2 = self.attention_2(query=out_1, value=encoder_outputs, key=encoder_outputs)
         out_2 = self.layernorm_2(out_1 + attention_output_2)
         proj_output = self.dense_proj(out_2)
         return self.layernorm_3(out_2 + proj_output)

@@ -12,7 +12,8 @@ from benchmarks.harness import THREADS
 BENCHMARKS = ["graph_build", "graph_width", "inference", "memory", "layer_speed", "layer_families", "training", "saving",
               "hostile_loads", "autodiff", "dask_scoring", "streaming_memory", "keras_apps", "repeats",
               "static_layout", "html_view", "onnx_export", "to_python", "model_diff",
-              "surgery", "training_steps", "keras_test_parity", "conv_speed", "rnn_speed"]
+              "surgery", "training_steps", "keras_test_parity", "conv_speed", "rnn_speed",
+              "norm_pool_speed"]
 
 
 def main(argv):

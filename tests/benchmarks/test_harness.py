@@ -37,6 +37,7 @@ ROW_FIELDS = {
     "rnn_speed": {"case", "units", "return_sequences", "seconds", "ratio_to_torch", "goal"},
     "training_steps": {"case", "batch", "seconds", "ratio_to_torch", "goal", "peak_rss_mb"},
     "conv_speed": {"case", "batch", "seconds", "cpu_seconds", "ratio_to_torch", "goal"},
+    "norm_pool_speed": {"case", "seconds", "ratio_to_torch", "goal", "peak_mb"},
 }
 
 

@@ -1,4 +1,5 @@
-"""Pooling layers: windowed max and average (sharing the convolutions' im2col), and global pooling."""
+"""Pooling layers: windowed max (a running max, one spatial axis at a time) and average (sharing the
+convolutions' im2col), and global pooling."""
 
 from layers.pooling.average_pooling import AveragePooling1D, AveragePooling2D
 from layers.pooling.global_pooling import (GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D,

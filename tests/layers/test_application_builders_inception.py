@@ -10,6 +10,7 @@ import pytest
 
 from engine.keras_format.write_order import keras_operations
 from layers import applications as ours
+from tests.layers.data.make_application_references import reference as stored_reference
 
 keras = pytest.importorskip("keras")
 
@@ -25,29 +26,41 @@ def _suffix(name: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def architecture(operations, inbound_nodes: str) -> dict:
-    """{key: (class, output shape, parameters, input keys)} of a model's ``operations`` (its layers and,
-    in Keras, the ``keras.ops`` calls that nodeweave records as layers), in their order.
+def architecture(entries: list) -> dict:
+    """{key: (class, output shape, parameters, input keys)} of a model's operations (its layers and, in Keras,
+    the ``keras.ops`` calls that nodeweave records as layers), given as the stored references list them, in
+    their order.
 
     A named layer's key is its name; an automatically named one's is its class and its rank among
     the model's layers of that class by the number the session gave it (``conv2d#3``: the fourth
     Conv2D created), so that both builders must also create their layers in one order."""
     automatic = {}
-    for layer in operations:
-        class_name = _class(layer)
-        if _is_automatic(layer.name, class_name) or class_name.startswith("op:"):
-            automatic.setdefault(class_name, []).append(layer)
-    keys = {id(layer): f"{class_name}#{rank}" for class_name, layers in automatic.items()
-            for rank, layer in enumerate(sorted(layers, key=lambda layer: _suffix(layer.name)))}
+    for entry in entries:
+        if _is_automatic(entry["name"], entry["class"]) or entry["class"].startswith("op:"):
+            automatic.setdefault(entry["class"], []).append(entry["name"])
+    keys = {name: f"{class_name}#{rank}" for class_name, names in automatic.items()
+            for rank, name in enumerate(sorted(names, key=_suffix))}
     rows = {}
-    for layer in operations:
-        key = keys.setdefault(id(layer), layer.name)
-        nodes = getattr(layer, inbound_nodes)
-        inputs = tuple(keys[id(tensor._keras_history[0])] for tensor in nodes[0].input_tensors)
-        count = layer.count_params() if hasattr(layer, "count_params") else 0
+    for entry in entries:
+        key = keys.setdefault(entry["name"], entry["name"])
+        inputs = tuple(keys[name] for name in entry["inputs"])
         assert key not in rows, f"two layers of key {key}"
-        rows[key] = (_class(layer), tuple(layer.output.shape), count, inputs)
+        rows[key] = (entry["class"], tuple(entry["shape"]), entry["params"], inputs)
     return rows
+
+
+def _entries(operations) -> list:
+    """Our model's operations as the stored references list Keras': class, name, output shape, parameters, inputs."""
+    return [{"class": _class(layer), "name": layer.name, "shape": list(layer.output.shape),
+             "params": layer.count_params() if hasattr(layer, "count_params") else 0,
+             "inputs": [tensor._keras_history[0].name for tensor in layer.inbound_nodes[0].input_tensors]}
+            for layer in operations]
+
+
+def _keras_entries(reference: dict) -> list:
+    """The stored Keras operations, a ``keras.ops`` call's class written ``op:add`` as ``_class`` writes ours."""
+    return [{**entry, "class": entry["class"] if entry["layer"] else "op:" + re.sub(r"_\d+$", "", entry["name"])}
+            for entry in reference["operations"]]
 
 
 def _class(layer) -> str:
@@ -60,7 +73,8 @@ def _class(layer) -> str:
 @pytest.fixture(scope="module")
 def keras_model():
     """``keras_model(builder, **kwargs)``: ``keras.applications.<builder>(weights=None, **kwargs)``, built once
-    per module (Keras 3 on JAX takes 30-130 s for InceptionV3 on shared cores, nodeweave 0.3-2 s)."""
+    per module for the tests that need Keras' outputs (Keras 3 on JAX takes 30-130 s for InceptionV3 on shared
+    cores); the architecture tests read Keras' stored models instead."""
     built = {}
 
     def build(builder, **kwargs):
@@ -72,16 +86,18 @@ def keras_model():
     return build
 
 
-def assert_same_architecture(reference, builder, **kwargs):
-    """The layers of ``builder(**kwargs)`` are ``reference``'s, in the order Keras lists them (which names
-    the layers' weights in Keras' weights files: ``layers/conv2d_17``)."""
+def assert_same_architecture(builder, **kwargs):
+    """The layers of ``builder(**kwargs)`` are those of Keras' model (stored by
+    tests/layers/data/make_application_references.py), in the order Keras lists them (which names the layers'
+    weights in Keras' weights files: ``layers/conv2d_17``)."""
     model = getattr(ours, builder)(weights=None, **kwargs)
-    ours_rows = architecture(keras_operations(model)[0], "inbound_nodes")
-    keras_rows = architecture(reference.operations, "_inbound_nodes")
+    reference = stored_reference(builder, kwargs)
+    ours_rows = architecture(_entries(keras_operations(model)[0]))
+    keras_rows = architecture(_keras_entries(reference))
     assert list(ours_rows) == list(keras_rows)
     for key, row in ours_rows.items():
         assert row == keras_rows[key], key
-    assert model.name == reference.name and model.count_params() == reference.count_params()
+    assert model.name == reference["name"] and model.count_params() == reference["params"]
     return model
 
 
@@ -98,18 +114,18 @@ SLOW_CASES = [
 ]
 
 
-def test_convnext_tiny_makes_kerass_architecture(keras_model):
+def test_convnext_tiny_makes_kerass_architecture():
     builder, kwargs = SMALL_CASE
-    assert_same_architecture(keras_model(builder, **kwargs), builder, **kwargs)
+    assert_same_architecture(builder, **kwargs)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("builder, kwargs", SLOW_CASES, ids=[f"{b}-{i}" for i, (b, _) in enumerate(SLOW_CASES)])
-def test_builder_makes_kerass_architecture(keras_model, builder, kwargs):
-    assert_same_architecture(keras_model(builder, **kwargs), builder, **kwargs)
+def test_builder_makes_kerass_architecture(builder, kwargs):
+    assert_same_architecture(builder, **kwargs)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # Keras builds and runs the model live: 20-130 s on shared cores
 def test_kerass_convnext_weights_file_loads_with_kerass_outputs(keras_model, tmp_path):
     builder, kwargs = SMALL_CASE
     reference = keras_model(builder, **kwargs)
@@ -119,7 +135,7 @@ def test_kerass_convnext_weights_file_loads_with_kerass_outputs(keras_model, tmp
     np.testing.assert_allclose(model.predict(x, verbose=0), reference.predict(x, verbose=0), atol=2e-5)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # Keras builds and runs the model live: 20-130 s on shared cores
 def test_kerass_nasnet_weights_file_loads_with_kerass_outputs(keras_model, tmp_path):
     builder, kwargs = SLOW_CASES[4]
     reference = keras_model(builder, **kwargs)

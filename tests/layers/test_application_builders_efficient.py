@@ -3,6 +3,7 @@ keras.applications: for the same arguments, the same layers and operations (clas
 output shape, parameters, inputs, main arguments), the same parameter count; Keras' weights
 files load into them with Keras' outputs; the models save to .keras and load back."""
 
+import json
 import re
 from collections import Counter
 
@@ -11,6 +12,7 @@ import pytest
 
 from engine import load_model
 from layers import applications as ours
+from tests.layers.data.make_application_references import reference as stored_reference
 
 keras = pytest.importorskip("keras")
 
@@ -54,42 +56,55 @@ def _arguments(operation):
     return {key: _plain(config[key]) for key in _ARGUMENTS if key in config}
 
 
-def _operations(model, operations, inbound_nodes):
-    """{key: (class, output shape, parameters, input keys, arguments)} of every layer and recorded operation; a
-    key is the name, or for an automatically named one, the class and the keys of its inputs."""
+def _entries(model) -> list:
+    """Our model's layers as the stored references list Keras' operations: class, name, output shape, parameters,
+    inputs and arguments (through JSON, as stored: tuples become lists)."""
+    entries = []
+    for layer in model.layers:
+        nodes = layer.inbound_nodes
+        entries.append({"class": _class_name(layer), "name": layer.name,
+                        "shape": list(nodes[0].output_tensors[0].shape), "params": layer.count_params(),
+                        "inputs": [tensor._keras_history[0].name for tensor in nodes[0].input_tensors] if nodes else [],
+                        "arguments": json.loads(json.dumps(_arguments(layer)))})
+    return entries
+
+
+def _operations(entries):
+    """{key: (class, output shape, parameters, input keys)} of every layer and recorded operation, and {name: key};
+    a key is the name, or for an automatically named one, the class and the keys of its inputs."""
     keys, rows = {}, {}
-    for operation in operations:  # inputs before the operations that read them, in both
-        class_name = _class_name(operation)
-        nodes = getattr(operation, inbound_nodes)
-        inputs = tuple(keys[id(tensor._keras_history[0])] for tensor in nodes[0].input_tensors) if nodes else ()
-        key = f"{class_name}<-{inputs}" if _is_automatic(operation.name, class_name) else operation.name
-        keys[id(operation)] = key
+    for entry in entries:  # inputs before the operations that read them, in both
+        inputs = tuple(keys[name] for name in entry["inputs"])
+        key = f"{entry['class']}<-{inputs}" if _is_automatic(entry["name"], entry["class"]) else entry["name"]
+        keys[entry["name"]] = key
         assert key not in rows, f"two operations of key {key}"
-        params = operation.count_params() if hasattr(operation, "count_params") else 0
-        rows[key] = (class_name, tuple(nodes[0].output_tensors[0].shape), params, inputs)
+        rows[key] = (entry["class"], tuple(entry["shape"]), entry["params"], inputs)
     return rows, keys
 
 
-def assert_same_architecture(builder, reference, **kwargs):
+def assert_same_architecture(builder, **kwargs):
+    """``builder(**kwargs)`` has the operations of Keras' model, stored by
+    tests/layers/data/make_application_references.py."""
     model = getattr(ours, builder)(weights=None, **kwargs)
-    ours_rows, ours_keys = _operations(model, model.layers, "inbound_nodes")
-    keras_rows, keras_keys = _operations(reference, reference._operations, "_inbound_nodes")
+    reference = stored_reference(builder, kwargs)
+    ours_entries = _entries(model)
+    (ours_rows, ours_keys), (keras_rows, keras_keys) = _operations(ours_entries), _operations(reference["operations"])
     assert sorted(ours_rows) == sorted(keras_rows)
     for key, row in ours_rows.items():
         assert row == keras_rows[key], key
-    keras_arguments = {keras_keys[id(op)]: _arguments(op) for op in reference._operations}
-    for layer in model.layers:
-        expected, received = keras_arguments[ours_keys[id(layer)]], _arguments(layer)
+    keras_arguments = {keras_keys[entry["name"]]: entry["arguments"] for entry in reference["operations"]}
+    for entry in ours_entries:
+        expected, received = keras_arguments[ours_keys[entry["name"]]], entry["arguments"]
         shared = expected.keys() & received.keys()
-        assert {k: received[k] for k in shared} == {k: expected[k] for k in shared}, layer.name
-    assert model.name == reference.name and model.count_params() == reference.count_params()
+        assert {k: received[k] for k in shared} == {k: expected[k] for k in shared}, entry["name"]
+    assert model.name == reference["name"] and model.count_params() == reference["params"]
     return model
 
 
 @pytest.fixture(scope="module")
 def keras_model():
-    """keras.applications' model for (builder, arguments), built once per module (the slow part: 10-60 s each
-    on shared cores, against ours in under a second)."""
+    """keras.applications' model for (builder, arguments), built once per module for the tests that need Keras'
+    outputs (10-60 s each on shared cores); the architecture tests read Keras' stored models instead."""
     built = {}
 
     def build(builder, **kwargs):
@@ -123,8 +138,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("builder, kwargs", CASES)
-def test_builder_makes_kerass_architecture(builder, kwargs, keras_model):
-    assert_same_architecture(builder, keras_model(builder, **kwargs), **kwargs)
+def test_builder_makes_kerass_architecture(builder, kwargs):
+    assert_same_architecture(builder, **kwargs)
 
 
 BIG = ["EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6",
@@ -134,17 +149,17 @@ BIG = ["EfficientNetB1", "EfficientNetB2", "EfficientNetB3", "EfficientNetB4", "
 
 @pytest.mark.slow
 @pytest.mark.parametrize("builder", BIG)
-def test_big_builder_has_kerass_parameters_and_layers(builder, keras_model):
+def test_big_builder_has_kerass_parameters_and_layers(builder):
     model = getattr(ours, builder)(weights=None, **SMALL)
-    reference = keras_model(builder, **SMALL)
-    assert model.count_params() == reference.count_params()
-    assert Counter(type(layer).__name__ for layer in model.layers) == Counter(
-        type(layer).__name__ for layer in reference.layers)
+    reference = stored_reference(builder, SMALL)
+    keras_layers = [entry for entry in reference["operations"] if entry["layer"]]
+    assert model.count_params() == reference["params"]
+    assert Counter(type(layer).__name__ for layer in model.layers) == Counter(entry["class"] for entry in keras_layers)
     assert sorted(layer.name for layer in model.layers if not _is_automatic(layer.name, type(layer).__name__)) == \
-        sorted(layer.name for layer in reference.layers if not _is_automatic(layer.name, type(layer).__name__))
+        sorted(entry["name"] for entry in keras_layers if not _is_automatic(entry["name"], entry["class"]))
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # Keras builds, saves and runs the models live: 20-60 s each on shared cores
 @pytest.mark.parametrize("builder, kwargs", [CASES[1], CASES[5], CASES[7]])
 def test_kerass_weights_and_model_files_load_with_kerass_outputs(builder, kwargs, keras_model, tmp_path):
     """The builder with Keras' weights file, and Keras' whole .keras file loaded (what the "imagenet" error

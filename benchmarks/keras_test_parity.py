@@ -15,7 +15,8 @@ have (dtype policies, quantization, export, rematerialization) stay Keras'. Besi
 the renames, one bridge (``CONFTEST``): Keras' registry is told nodeweave's layer and
 model classes, so that the harness's serialization round trip can find them.
 
-Run: ``python -m benchmarks keras_test_parity`` (``--verbose`` lists every failure).
+Run: ``python -m benchmarks keras_test_parity`` (``--verbose`` lists every failure;
+``--smoke`` runs only Keras' Node tests, to check the machinery).
 """
 
 from benchmarks.harness import pin_threads
@@ -40,6 +41,7 @@ FILES = [
     "ops/node_test.py", "backend/common/keras_tensor_test.py", "layers/layer_test.py",
     "layers/core/input_layer_test.py", "layers/core/dense_test.py", "layers/merging/merging_test.py",
 ]
+SMOKE_FILES = ["ops/node_test.py"]
 
 # Keras' import line -> ours. A line not listed stays Keras' (the harness, backend, tree, and
 # the features nodeweave does not have, whose tests NOT_APPLICABLE lists).
@@ -216,9 +218,10 @@ def classify(cases):
 
 def main(argv):
     sources = keras_sources()
+    chosen = SMOKE_FILES if "--smoke" in argv else FILES
     with tempfile.TemporaryDirectory(prefix="keras_test_parity_") as tmp:
         directory = Path(tmp)
-        for relative in FILES:
+        for relative in chosen:
             (directory / Path(relative).name).write_text(rewrite((sources / relative).read_text()))
         files = classify(run_pytest(directory))
 
@@ -227,7 +230,7 @@ def main(argv):
     examples = {}
     print(f"{'file':<22}{'collected':>10}{'n/a':>6}{'passed':>8}{'failed':>8}{'rate':>8}")
     per_file = {}
-    for relative in FILES:
+    for relative in chosen:
         stem = Path(relative).stem
         entry = files[stem]
         na = sum(entry["not_applicable"].values())
@@ -256,7 +259,8 @@ def main(argv):
     print("\nfailures by first error line:")
     for line, count in groups.most_common():
         print(f"  {count:>3}  {line}\n         e.g. {examples[line]}")
-    save("keras_test_parity", {"files": per_file, "collected": total["collected"], "not_applicable": total["na"],
+    rows = [{"file": stem, **entry} for stem, entry in per_file.items()]
+    save("keras_test_parity", {"rows": rows, "collected": total["collected"], "not_applicable": total["na"],
                                "passed": total["passed"], "failed": total["failed"], "pass_rate": rate,
                                "goal": GOAL, "groups": dict(groups.most_common())})
 

@@ -38,6 +38,7 @@ ROW_FIELDS = {
     "training_steps": {"case", "batch", "seconds", "ratio_to_torch", "goal", "peak_rss_mb"},
     "conv_speed": {"case", "batch", "seconds", "cpu_seconds", "ratio_to_torch", "goal"},
     "norm_pool_speed": {"case", "seconds", "ratio_to_torch", "goal", "peak_mb"},
+    "keras_test_parity": {"file", "collected", "not_applicable", "passed", "failed", "pass_rate"},
 }
 
 

@@ -126,7 +126,7 @@ def depthwise_conv_grads(padded, grad_outputs, kernel, strides, dilation_rate, p
     grad_pads = tuple((span - 1 - before, span - 1 - after) for span, (before, after) in zip(spans, pads))
     padded_grad = pad(grad_outputs, grad_pads)
     grad_rows = row_windows(padded_grad, kernel_size, strides, dilation_rate, spatial)
-    grad_rows = grad_rows.reshape(grad_rows.shape[:-1] + (-1, multiplier))
+    grad_rows = grad_rows.reshape(grad_rows.shape[:-1] + (grad_rows.shape[-1] // multiplier, multiplier))
     flipped = kernel[::-1, ::-1]
     grad_x = np.einsum("bhij...m,ij...m->bh...", grad_rows, _per_row(flipped, grad_rows[..., 0]))
     return grad_x.reshape(grad_x.shape[:1] + tuple(spatial) + (channels,)), grad_kernel

@@ -22,7 +22,7 @@ NOT_TRACEABLE = {
     "Conv1D": "numpy.asarray",                # im2col helpers convert and stride
     "Conv2D": "numpy.asarray",
     "Conv3D": "ndarray.strides",
-    "DepthwiseConv2D": "numpy.multiply",      # multiplies tap by tap into a preallocated array
+    "DepthwiseConv2D": "ndarray.strides",     # einsum over a strided view of the windows
     "SeparableConv2D": "numpy.asarray",
     "Conv1DTranspose": "numpy.add",           # col2im scatters with an in-place ufunc
     "Conv2DTranspose": "numpy.add",

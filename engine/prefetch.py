@@ -186,18 +186,20 @@ def ordered_map(function: Callable, items: Iterable, executor: Executor, depth: 
         while pending:
             yield _result(pending.popleft())
     finally:
+        processes, manager = _pool_parts(executor)  # read first: a pool that shuts down forgets them
         try:
             if _interrupted():
-                _terminate_processes(executor)
-            else:  # waits for the calls in flight on their futures: a Ctrl-C there leaves the pool sound
-                for future in pending:
-                    future.cancel()  # those not started
-                _wait([future for future in pending if not future.cancelled()])
+                _terminate(processes)
+            else:  # the pool cancels the calls not started, and a Ctrl-C while the calls in flight end leaves it sound
+                executor.shutdown(wait=False, cancel_futures=True)
+                _wait(pending)
         except KeyboardInterrupt:
-            _terminate_processes(executor)
+            _terminate(processes)
             raise
         finally:  # the pool's own threads end at once now (a Thread.join that Ctrl-C broke would not wait)
             executor.shutdown(wait=True, cancel_futures=True)
+            if manager is not None:
+                manager.join()
 
 
 def _result(future):
@@ -205,17 +207,29 @@ def _result(future):
     return future.result()
 
 
-def _wait(running):
-    """Waits for the futures ``running`` (none cancelled: a cancelled future never counts as done here)."""
-    while futures.wait(running, _WAKE_SECONDS).not_done:
+def _wait(calls):
+    """Waits for the futures ``calls`` to end, except those cancelled meanwhile
+    (a cancelled future never counts as done for ``futures.wait``)."""
+    while futures.wait([call for call in calls if not call.cancelled()], _WAKE_SECONDS).not_done:
         pass
 
 
-def _terminate_processes(executor):
-    """Terminates a process pool's worker processes (Python 3.14 has
-    ``ProcessPoolExecutor.terminate_workers`` for this; before, they are only in
-    ``_processes``). The pool then sees them die and ends its own threads."""
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
+def _pool_parts(executor):
+    """A process pool's worker processes and its manager thread (Python 3.14 has
+    ``ProcessPoolExecutor.terminate_workers``; before, they are only in
+    ``_processes`` and ``_executor_manager_thread``); none for a thread pool.
+
+    The futures are cancelled by the pool itself, never here: Python 3.11's
+    pool, when a worker is terminated, fails every future it still tracks,
+    and a future cancelled from outside makes its manager thread die with
+    InvalidStateError, leaving the call queue's feeder thread running."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    return processes, getattr(executor, "_executor_manager_thread", None)
+
+
+def _terminate(processes):
+    """Terminates a pool's worker ``processes``; the pool then sees them die and ends its own threads."""
+    for process in processes:
         process.terminate()
 
 

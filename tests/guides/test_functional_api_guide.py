@@ -113,7 +113,7 @@ def test_saving_to_a_keras_archive_keras_loads():
     model.save("my_model.keras")
     reloaded = keras.saving.load_model("my_model.keras")
     np.testing.assert_allclose(np.asarray(reloaded.predict(x_test, verbose=0)), model.predict(x_test, verbose=0),
-                               rtol=1e-5, atol=1e-6)
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_same_graph_of_layers_defines_multiple_models():

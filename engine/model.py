@@ -4,7 +4,7 @@ import inspect
 
 import numpy as np
 
-from engine import saving, tree
+from engine import saving, state_tree, tree
 from engine.keras_format import weights_file
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
@@ -358,6 +358,46 @@ class Model(Trainer, Layer):
     def compiled(self) -> bool:
         """Whether ``compile()`` has run on this model (Keras' flag)."""
         return getattr(self, "_compile_args", None) is not None
+
+    @property
+    def metrics_variables(self) -> list:
+        """The compiled metrics' state as Variables named ``metric/state`` (``loss/total``): copies, read now.
+        Write it with ``set_state_tree({"metrics_variables": ...})``."""
+        return state_tree.metrics_variables(self)
+
+    def get_state_tree(self, value_format="backend_tensor") -> dict:
+        """Every variable's value in a nested dict: ``tree[family][layer]...[name]`` (see ``engine.state_tree``).
+
+        Args:
+            value_format: ``"backend_tensor"`` (the arrays) or ``"numpy_array"`` (copies).
+
+        Example:
+            >>> from engine import Input
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> model = Model(x, Dense(1, name="out")(x))
+            >>> model.compile(optimizer="adam", loss="mse")
+            >>> sorted(model.get_state_tree()["trainable_variables"]["out"])
+            ['bias', 'kernel']
+        """
+        return state_tree.get_state_tree(self, value_format)
+
+    def set_state_tree(self, state_tree_values: dict) -> None:
+        """Assigns the values of a (partial) state tree, as ``get_state_tree`` returns it, to the variables.
+
+        Args:
+            state_tree_values: ``{family: nested dict of values}``.
+
+        Example:
+            >>> from engine import Input
+            >>> from layers import Dense
+            >>> x = Input(shape=(2,))
+            >>> model = Model(x, Dense(1, name="out")(x))
+            >>> model.set_state_tree({"trainable_variables": {"out": {"kernel": [[1.0], [2.0]]}}})
+            >>> model.get_layer("out").kernel.value.ravel()
+            array([1., 2.], dtype=float32)
+        """
+        state_tree.set_state_tree(self, state_tree_values)
 
     @property
     def outputs(self):

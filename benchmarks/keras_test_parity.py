@@ -13,7 +13,8 @@ Keras' testing harness (``keras.src.testing``), its backend (backend tensors, ma
 the backend's name), its ``tree`` utilities and the features nodeweave does not
 have (dtype policies, quantization, export, rematerialization) stay Keras'. Besides
 the renames, one bridge (``CONFTEST``): Keras' registry is told nodeweave's layer and
-model classes, so that the harness's serialization round trip can find them.
+model classes, so that the harness's serialization round trip can find them; Keras'
+custom object scopes and session clearing reach nodeweave's too.
 
 Run: ``python -m benchmarks keras_test_parity`` (``--verbose`` lists every failure;
 ``--smoke`` runs only Keras' Node tests, to check the machinery).
@@ -79,18 +80,46 @@ RENAMES = {
 # Names Keras' tests reach through Keras' backend module that are ours: the symbolic tensor and the variable.
 NAME_RENAMES = {r"\bbackend\.KerasTensor\b": "nodeweave.KerasTensor", r"\bbackend\.Variable\b": "nodeweave.Variable"}
 
-# The one bridge besides the renames: Keras' harness round-trips objects through its own registry
-# (``serialize_keras_object``/``deserialize_keras_object``), so the run's conftest tells that registry
-# nodeweave's layer and model classes under their names, as ``custom_objects`` would.
+# The bridge besides the renames, in the run's conftest: Keras' harness round-trips objects through its
+# own registry (``serialize_keras_object``/``deserialize_keras_object``), so that registry is told
+# nodeweave's layer and model classes under their names, as ``custom_objects`` would; the objects a test
+# puts in Keras' ``custom_object_scope`` are put in nodeweave's scope too; and as Keras' TestCase.setUp
+# clears Keras' session before each test (automatic names start again), nodeweave's is cleared too.
 CONFTEST = """
 import keras
+import pytest
+from keras.src.saving import object_registration
 
 import engine
+import engine.registry
+import engine.utils
 from nodeweave import layers
 
 keras.saving.get_custom_objects().update(
     {name: obj for name, obj in [*vars(layers).items(), *vars(engine).items()]
      if isinstance(obj, type) and issubclass(obj, engine.Layer)})
+
+_keras_enter, _keras_exit = object_registration.CustomObjectScope.__enter__, object_registration.CustomObjectScope.__exit__
+
+
+def _enter(scope):
+    scope._nodeweave_scope = engine.registry.custom_object_scope(scope.custom_objects)
+    scope._nodeweave_scope.__enter__()
+    return _keras_enter(scope)
+
+
+def _exit(scope, *args, **kwargs):
+    _keras_exit(scope, *args, **kwargs)
+    scope._nodeweave_scope.__exit__(None, None, None)
+
+
+object_registration.CustomObjectScope.__enter__ = _enter
+object_registration.CustomObjectScope.__exit__ = _exit
+
+
+@pytest.fixture(autouse=True)
+def clear_nodeweave_session():
+    engine.utils.clear_session()
 """
 
 _DTYPE_POLICY = "dtype policies (mixed precision, DTypePolicyMap): nodeweave computes in float32 by design"

@@ -12,10 +12,10 @@ import numpy as np
 from engine import tree
 from engine.data_adapter import cast_input
 from engine.dtypes import dtype_kind, float64_kept
-from engine.input_layer import InputLayer
+from engine.input_layer import Input, InputLayer
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
-from engine.plan import ExecutionPlan
+from engine.plan import DisconnectedOutputError, ExecutionPlan
 from engine.variable import Variable
 
 
@@ -65,9 +65,18 @@ class Functional(Model):
                         f"All `{role}` values must be KerasTensors (from Input() or from calling a layer on one), "
                         f"but model {self.name!r} received {type(value).__name__}: {value!r}."
                     )
+        if not all(_is_input_tensor(t) for t in tree.flatten(inputs)):
+            inputs, outputs = _rebuilt_from_new_inputs(inputs, outputs)
         self._inputs_struct = inputs
         self._outputs_struct = outputs
-        self._graph_plan = ExecutionPlan(tree.flatten(inputs), tree.flatten(outputs))
+        try:
+            self._graph_plan = ExecutionPlan(tree.flatten(inputs), tree.flatten(outputs))
+        except DisconnectedOutputError as error:
+            if isinstance(outputs, KerasTensor):
+                raise
+            position = next(i for i, t in enumerate(tree.flatten(outputs)) if t is error.output)
+            raise ValueError(f"Output with path `{_leaf_paths(outputs)[position]}` is not connected to `inputs` "
+                             f"of model {self.name!r}. {error}") from None
         layers = self._graph_plan.layers
         _check_unique_names(layers, self.name)
         self._modules = list(layers)
@@ -200,7 +209,7 @@ class Functional(Model):
                 f"model(x, outputs=...) returns the values of intermediate tensors of model {self.name!r} for "
                 "arrays; on symbolic tensors, extract a model first: graph.extract(model, outputs=...)(x)."
             )
-        specs = self._standardize_inputs(inputs)
+        specs = self._standardize_inputs(inputs, warn=False)  # as in Keras, only eager calls warn of a mismatch
         if all(s.shape == t.shape and s.dtype == t.dtype for s, t in zip(specs, self.plan.inputs)):
             outputs = self.plan.outputs
         else:
@@ -461,6 +470,34 @@ def functional_subclass(cls: type) -> type:
         variant.__name__ = cls.__name__
         cls._functional_variant = variant
     return variant
+
+
+def _is_input_tensor(tensor):
+    history = tensor._keras_history
+    return history is None or isinstance(history.layer, InputLayer)  # no history: the plan names the problem
+
+
+def _rebuilt_from_new_inputs(inputs, outputs):
+    """A model built from intermediate tensors starts from Inputs of their own, as in Keras: each such
+    tensor is replaced by an ``Input`` of its shape and dtype (named ``<layer>CLONE``), and the layers
+    between the inputs and the outputs are called again on them, which adds one Node to each. Returns
+    the new inputs and outputs, in the given structures."""
+    flat_inputs = tree.flatten(inputs)
+    plan = ExecutionPlan(flat_inputs, tree.flatten(outputs))
+    fresh = []
+    for tensor in flat_inputs:
+        if _is_input_tensor(tensor):
+            fresh.append(tensor)
+            continue
+        layer, node_index, tensor_index = tensor._keras_history
+        suffix = "" if (node_index, tensor_index) == (0, 0) else f"_{node_index}_{tensor_index}"
+        fresh.append(Input(batch_shape=tensor.shape, dtype=tensor.dtype, name=f"{layer.name}{suffix}CLONE"))
+
+    def call_again(step, args, extra, kwargs):
+        result = step.layer(args, *extra, **kwargs)
+        return [result] if isinstance(result, KerasTensor) else tree.flatten(result)
+
+    return tree.pack_as(inputs, fresh), tree.pack_as(outputs, plan.replay(fresh, call_again))
 
 
 def _is_flat(struct):

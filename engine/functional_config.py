@@ -63,13 +63,7 @@ def deserialize_layer(entry, custom_objects=None):
 
 def functional_config(model):
     """The config of a functional model (see the module docstring)."""
-    plan = model.plan
-    for tensor in plan.inputs:
-        if type(tensor._keras_history.layer).__name__ != "InputLayer":
-            raise ValueError(
-                f"Model {model.name!r} takes the intermediate tensor {tensor.name!r} as an input, so its "
-                "config cannot be rebuilt. Build the model from Input() tensors to serialize it."
-            )
+    plan = model.plan  # its inputs are Input tensors (a model given intermediate ones makes its own)
     node_numbers = {}  # id(node) -> its index among the layer's calls in this model
     calls = {}  # id(layer) -> list of nodes
     for step in plan.steps:

@@ -27,6 +27,15 @@ _SINGLE, _LIST, _GENERAL = 0, 1, 2
 _REPR_STEPS = 20
 
 
+
+class DisconnectedOutputError(ValueError):
+    """An output of the plan does not depend on its inputs only; ``output`` is that output tensor."""
+
+    def __init__(self, output, message):
+        super().__init__(message)
+        self.output = output
+
+
 class Step:
     """One Node of the plan: its layer, the slots it reads and writes, and the
     slots it is the last reader of."""
@@ -219,7 +228,7 @@ class ExecutionPlan:
             found = f"it depends on {found} through {' -> '.join(layer.name for layer in path)}, and that input is not"
         else:
             found = f"it is {found} itself, which is not"
-        raise ValueError(
+        raise DisconnectedOutputError(output,
             f"Output tensor {output.name!r} (from layer {output._keras_history.layer.name!r}) is not "
             f"reachable from the model inputs {[t.name for t in self.inputs]}: {found} one of them. "
             f"Add {tensor.name!r} to the model's inputs, or build the output from the given inputs."

@@ -5,7 +5,7 @@ import threading
 import numpy as np
 import pytest
 
-from engine import Input, Layer, Model
+from engine import Input, InputLayer, Layer, Model
 from layers import Activation, Dense
 
 
@@ -90,7 +90,12 @@ def test_sub_model_from_intermediate_tensors():
     data = np.random.rand(2, 3)
     np.testing.assert_allclose(tail(full.get_layer("h1")(data)), full(data), rtol=1e-6)
     assert [l.name for l in features.layers] == ["x", "h1", "h2"]
-    assert [l.name for l in tail.layers] == ["h1", "h2", "out"]
+    # As in Keras, a model starting from an intermediate tensor starts from an Input of its own, and the
+    # layers after it are called again on that Input (one more Node each); the original graph is untouched.
+    assert [l.name for l in tail.layers] == ["h1CLONE", "h2", "out"]
+    assert isinstance(tail.layers[0], InputLayer) and tail.inputs[0].shape == (None, 4)
+    assert [len(full.get_layer(name).inbound_nodes) for name in ("h1", "h2", "out")] == [1, 2, 2]
+    np.testing.assert_allclose(full(data), Model(x, out)(data), rtol=1e-6)
 
 
 def test_sub_model_from_a_tensor_inside_a_nested_model():
@@ -166,6 +171,11 @@ def test_unreachable_output_names_the_missing_input_and_the_layers_between():
         "them. Add 'b' to the model's inputs, or build the output from the given inputs.")
     with pytest.raises(ValueError, match=r"\['a'\]: it is input 'b' \(layer 'b'\) itself, which is not one of them"):
         Model(a, [h, b])
+    with pytest.raises(ValueError, match=r"^Output with path `1` is not connected to `inputs` of model 'pair'\. "
+                                         r"Output tensor 'b' \(from layer 'b'\)"):
+        Model(a, [h, b], name="pair")
+    with pytest.raises(ValueError, match=r"^Output with path `scores.joined` is not connected"):
+        Model(a, {"scores": {"hidden": h, "joined": out}})
 
 
 def test_unreachable_output_through_nested_models_names_them_on_the_path():
@@ -280,3 +290,19 @@ def test_the_batch_axis_of_an_input_with_a_batch_shape_is_not_checked_as_in_kera
         assert np.asarray(each.predict(np.ones((32, 5), "float32"), batch_size=32, verbose=0)).shape == (32, 2)
     with pytest.raises(ValueError, match=r"expected shape=\(16, 5\), found shape=\(32, 4\)"):
         model(np.ones((32, 4), "float32"))
+
+
+def test_a_mismatched_input_structure_warns_on_eager_calls_only():
+    # As in Keras: the structure check warns when data runs through the model; building a bigger
+    # graph on symbolic inputs of another structure only keeps the keys the model has.
+    import warnings
+
+    a = Input(shape=(3,), name="a")
+    model = Model({"a": a}, Dense(2, name="d")(a))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert model({"a": np.ones((2, 3)), "extra": np.ones((2, 1))}).shape == (2, 2)
+        assert model({"a": Input(shape=(3,)), "extra": Input(shape=(1,))}).shape == (None, 2)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and messages[0].startswith("The structure of `inputs` doesn't match"), messages
+    assert "The keys ['extra'] match no input of the model" in messages[0]

@@ -65,11 +65,16 @@ def test_sequential_round_trip_with_and_without_input():
         np.testing.assert_array_equal(clone(x), model(x))
 
 
-def test_sub_model_on_intermediate_tensor_explains_why_it_cannot_be_serialized():
+def test_sub_model_on_intermediate_tensor_starts_from_an_input_and_round_trips():
     x = Input(shape=(2,))
     h = Dense(2, name="h")(x)
-    with pytest.raises(ValueError, match="takes the intermediate tensor 'h\\[0\\]\\[0\\]' as an input"):
-        functional_config(Model(h, Dense(1)(h)))
+    tail = Model(h, Dense(1, name="tail")(h))
+    config = functional_config(tail)
+    assert [layer["name"] for layer in config["layers"]] == ["hCLONE", "tail"]
+    revived = Functional.from_config(config)
+    revived.set_weights(tail.get_weights())
+    data = np.random.rand(3, 2).astype("float32")
+    np.testing.assert_allclose(revived(data), tail(data), rtol=1e-6)
 
 
 @pytest.mark.parametrize("mutate, message", [

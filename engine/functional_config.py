@@ -175,6 +175,8 @@ class _Call:
 
     def __init__(self, layer_name, number, node):
         where = f"call {number} of layer {layer_name!r}"
+        if isinstance(node, list):
+            node = _legacy_call(node, where)
         _expect_type(node, dict, where)
         _expect("args" in node, f"{where} lacks 'args'")
         args, kwargs = node["args"], node.get("kwargs", {})
@@ -188,6 +190,23 @@ class _Call:
         self.references = []
         _collect_references(args, self.references, f"the 'args' of {where}")
         _collect_references(kwargs, self.references, f"the 'kwargs' of {where}")
+
+
+def _legacy_call(entries, where):
+    """A call in the config format of Keras 2 and tf.keras, a list of ``[layer, node, tensor, kwargs]``
+    (one per input tensor; kwargs optional), as ``{"args", "kwargs"}``: one input is passed alone, several
+    as a list, as Keras reads it."""
+    references = []
+    kwargs = {}
+    for entry in entries:
+        _expect(isinstance(entry, list) and len(entry) in (3, 4),
+                f"{where} in Keras' legacy format must list [layer name, node index, tensor index, kwargs] "
+                f"entries, received {_describe(entry)}")
+        references.append({"__tensor__": entry[:3]})
+        if len(entry) == 4:
+            _expect_type(entry[3], dict, f"the kwargs of an entry of {where}")
+            kwargs = entry[3]
+    return {"args": references if len(references) == 1 else [references], "kwargs": kwargs}
 
 
 def _replay(calls, layers, produced):
@@ -216,12 +235,13 @@ def _replay(calls, layers, produced):
                     ready.append(waiter)
     stuck = [call for call in calls if call.waiting]
     if stuck:
-        raise _stuck_error(stuck, produced)
+        raise _stuck_error(stuck, layers, produced)
 
 
-def _stuck_error(stuck, produced):
+def _stuck_error(stuck, layers, produced):
     """The error for calls that never ran, naming the root cause: a call that
-    reads a tensor no call of the config makes or, failing that, one of a cycle."""
+    reads a tensor no call of the config makes (Keras' "Missing node" when no
+    layer of that name exists) or, failing that, one of a cycle (Keras' "loops")."""
     stuck_calls = {(call.layer_name, call.number) for call in stuck}
     for call in stuck:
         missing = [list(ref) for ref in call.references if ref not in produced and ref[:2] not in stuck_calls]
@@ -230,9 +250,12 @@ def _stuck_error(stuck, produced):
     else:
         call = next(call for call in stuck if any(ref not in produced for ref in call.references))
         missing = [list(ref) for ref in call.references if ref not in produced]
+    absent = [ref[0] for ref in missing if ref[0] not in layers]
+    cause = (f"Missing node: {absent[0]} (the config has no layer {absent[0]!r})" if absent else
+             "The graph of the Functional model either has loops or disconnected nodes")
     return ModelFormatError(
-        f"The model config cannot be rebuilt: layer {call.layer_name!r} call {call.number} needs tensors "
-        f"{missing} that no layer produces (a missing layer or node, or a cycle). Each reference "
+        f"Invalid Functional model configuration. {cause}: layer {call.layer_name!r} call {call.number} needs "
+        f"tensors {missing} that no layer produces (a missing layer or node, or a cycle). Each reference "
         "[layer, node, tensor] must name a layer of the config, one of its calls and one of its outputs."
     )
 

@@ -374,3 +374,37 @@ def test_nested_custom_layers_load_with_custom_objects_only():
     # The scope ends with the call: the names are not registered.
     with pytest.raises(ModelFormatError):
         Model.from_config(config)
+
+
+def _legacy_config(add_calls):
+    """A model config as Keras 2 and tf.keras wrote it: calls as lists of [layer, node, tensor, kwargs]."""
+    return {
+        "name": "legacy",
+        "layers": [
+            {"class_name": "InputLayer", "name": "x", "inbound_nodes": [],
+             "config": {"batch_input_shape": [None, 3], "dtype": "float32", "name": "x"}},
+            {"class_name": "Dense", "name": "d", "config": {"units": 3, "name": "d"},
+             "inbound_nodes": [[["x", 0, 0, {}]]]},
+            {"class_name": "Add", "name": "sum", "config": {"name": "sum"}, "inbound_nodes": add_calls},
+        ],
+        "input_layers": [["x", 0, 0]],
+        "output_layers": ["sum", 0, 0],
+    }
+
+
+def test_keras_legacy_call_lists_rebuild_one_input_alone_and_several_as_a_list():
+    model = Functional.from_config(_legacy_config([[["x", 0, 0], ["d", 0, 0, {}]]]))
+    assert [layer.name for layer in model.layers] == ["x", "d", "sum"]
+    data = np.random.rand(2, 3).astype("float32")
+    np.testing.assert_allclose(model(data), data + model.get_layer("d")(data), rtol=1e-6)
+
+
+@pytest.mark.parametrize("calls, message", [
+    ([[["ghost", 0, 0], ["d", 0, 0]]], r"Missing node: ghost \(the config has no layer 'ghost'\): layer 'sum'"),
+    ([[["sum", 0, 0], ["d", 0, 0]]], r"either has loops or disconnected nodes: layer 'sum' call 0 needs tensors "
+                                     r"\[\['sum', 0, 0\]\]"),
+    ([[["d", 0]]], r"call 0 of layer 'sum' in Keras' legacy format must list \[layer name, node index"),
+])
+def test_keras_legacy_configs_name_missing_layers_loops_and_bad_entries(calls, message):
+    with pytest.raises(ModelFormatError, match=message):
+        Functional.from_config(_legacy_config(calls))

@@ -5,6 +5,7 @@ after the first opened by a 2x2 stride-2 downsampling. The stem and the downsamp
 small ``Sequential`` models, as in Keras. The variants differ only in depths and widths."""
 
 from engine import Sequential
+from layers.applications._builders import documented
 from layers.applications._common import check_weights, default_shape, finish, image_input, pool
 from layers.applications.scale_layers import LayerScale
 from layers.convolutional import Conv2D
@@ -87,98 +88,41 @@ def _convnext(builder, variant, include_top, include_preprocessing, weights, inp
     return finish(img_input, x, name, weights)
 
 
-def ConvNeXtTiny(include_top=True, include_preprocessing=True, weights="imagenet", input_tensor=None,
-                 input_shape=None, pooling=None, classes=1000, classifier_activation="softmax", name="convnext_tiny"):
-    """ConvNeXtTiny as ``keras.applications.ConvNeXtTiny`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top: whether to end with the ``{name}_head_*`` classifier (pooling,
-            LayerNormalization, Dense); without it the network ends with a LayerNormalization.
-        include_preprocessing: whether to begin (on 3-channel inputs) with a Normalization
-            layer holding ImageNet's mean and variance, so the model takes 0-255 pixels.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"`` (before the last LayerNormalization).
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name, and the prefix of its layers' names.
-
-    Example:
-        >>> model = ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> model.output.shape, model.count_params()
-        ((None, 10), 27827818)
-    """
-    return _convnext("ConvNeXtTiny", "tiny", include_top, include_preprocessing, weights, input_tensor, input_shape,
-                     pooling, classes, classifier_activation, name)
+def _variant(builder: str, variant: str, example: str):
+    """The public builder of one ConvNeXt variant (its depths and widths in ``_VARIANTS``), documented with
+    ``example``."""
+    def build(include_top=True, include_preprocessing=True, weights="imagenet", input_tensor=None, input_shape=None,
+              pooling=None, classes=1000, classifier_activation="softmax", name=f"convnext_{variant}"):
+        return _convnext(builder, variant, include_top, include_preprocessing, weights, input_tensor, input_shape,
+                         pooling, classes, classifier_activation, name)
+    build.__name__ = build.__qualname__ = builder
+    depths, widths = _VARIANTS[variant]
+    return documented(
+        example, f"Stages of {', '.join(map(str, depths))} blocks, {', '.join(map(str, widths))} channels wide.",
+        include_top="whether to end with the ``{name}_head_*`` classifier (pooling, LayerNormalization, Dense); "
+                    "without it the network ends with a LayerNormalization.",
+        include_preprocessing="whether to begin (on 3-channel inputs) with a Normalization layer holding "
+                              "ImageNet's mean and variance, so the model takes 0-255 pixels.",
+        pooling='without the classifier: None, ``"avg"`` or ``"max"`` (before the last LayerNormalization).',
+        name="the model's name, and the prefix of its layers' names.")(build)
 
 
-def ConvNeXtSmall(include_top=True, include_preprocessing=True, weights="imagenet", input_tensor=None,
-                  input_shape=None, pooling=None, classes=1000, classifier_activation="softmax",
-                  name="convnext_small"):
-    """ConvNeXtSmall as ``keras.applications.ConvNeXtSmall`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,
-            classifier_activation, name: as ``ConvNeXtTiny``'s.
-
-    Example:
-        >>> ConvNeXtSmall(weights=None, include_top=False, pooling="avg").output.shape
-        (None, 768)
-    """
-    return _convnext("ConvNeXtSmall", "small", include_top, include_preprocessing, weights, input_tensor, input_shape,
-                     pooling, classes, classifier_activation, name)
-
-
-def ConvNeXtBase(include_top=True, include_preprocessing=True, weights="imagenet", input_tensor=None,
-                 input_shape=None, pooling=None, classes=1000, classifier_activation="softmax", name="convnext_base"):
-    """ConvNeXtBase as ``keras.applications.ConvNeXtBase`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,
-            classifier_activation, name: as ``ConvNeXtTiny``'s.
-
-    Example:
-        >>> ConvNeXtBase(weights=None, include_top=False, pooling="avg").output.shape
-        (None, 1024)
-    """
-    return _convnext("ConvNeXtBase", "base", include_top, include_preprocessing, weights, input_tensor, input_shape,
-                     pooling, classes, classifier_activation, name)
-
-
-def ConvNeXtLarge(include_top=True, include_preprocessing=True, weights="imagenet", input_tensor=None,
-                  input_shape=None, pooling=None, classes=1000, classifier_activation="softmax",
-                  name="convnext_large"):
-    """ConvNeXtLarge as ``keras.applications.ConvNeXtLarge`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,
-            classifier_activation, name: as ``ConvNeXtTiny``'s.
-
-    Example (with ``weights=None``, 197,767,336 parameters at the defaults; Keras' are not downloaded):
-        >>> ConvNeXtLarge()
-        Traceback (most recent call last):
-        ValueError: ConvNeXtLarge(weights='imagenet'): nodeweave does not download pretrained weights. ...
-    """
-    return _convnext("ConvNeXtLarge", "large", include_top, include_preprocessing, weights, input_tensor, input_shape,
-                     pooling, classes, classifier_activation, name)
-
-
-def ConvNeXtXLarge(include_top=True, include_preprocessing=True, weights="imagenet", input_tensor=None,
-                   input_shape=None, pooling=None, classes=1000, classifier_activation="softmax",
-                   name="convnext_xlarge"):
-    """ConvNeXtXLarge as ``keras.applications.ConvNeXtXLarge`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,
-            classifier_activation, name: as ``ConvNeXtTiny``'s.
-
-    Example (with ``weights=None``, 350,196,968 parameters at the defaults; Keras' are not downloaded):
-        >>> ConvNeXtXLarge()
-        Traceback (most recent call last):
-        ValueError: ConvNeXtXLarge(weights='imagenet'): nodeweave does not download pretrained weights. ...
-    """
-    return _convnext("ConvNeXtXLarge", "xlarge", include_top, include_preprocessing, weights, input_tensor,
-                     input_shape, pooling, classes, classifier_activation, name)
+ConvNeXtTiny = _variant("ConvNeXtTiny", "tiny", """
+    >>> model = ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
+    >>> model.output.shape, model.count_params()
+    ((None, 10), 27827818)""")
+ConvNeXtSmall = _variant("ConvNeXtSmall", "small", """
+    >>> ConvNeXtSmall(weights=None, include_top=False, pooling="avg").output.shape
+    (None, 768)""")
+ConvNeXtBase = _variant("ConvNeXtBase", "base", """
+    >>> ConvNeXtBase(weights=None, include_top=False, pooling="avg").output.shape
+    (None, 1024)""")
+# 197,767,336 and 350,196,968 parameters at the defaults: their examples build nothing.
+ConvNeXtLarge = _variant("ConvNeXtLarge", "large", """
+    >>> ConvNeXtLarge()
+    Traceback (most recent call last):
+    ValueError: ConvNeXtLarge(weights='imagenet'): nodeweave does not download pretrained weights. ...""")
+ConvNeXtXLarge = _variant("ConvNeXtXLarge", "xlarge", """
+    >>> ConvNeXtXLarge()
+    Traceback (most recent call last):
+    ValueError: ConvNeXtXLarge(weights='imagenet'): nodeweave does not download pretrained weights. ...""")

@@ -2,6 +2,7 @@
 (each conv block concatenates 32 new channels to its input) joined by transition blocks
 that halve the channels and the size."""
 
+from layers.applications._builders import variant
 from layers.applications._common import check_weights, finish, head, image_input
 from layers.convolutional import Conv2D
 from layers.core import Activation
@@ -51,59 +52,11 @@ def _densenet(builder, blocks, include_top, weights, input_tensor, input_shape, 
     return finish(img_input, x, name, weights)
 
 
-def DenseNet121(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                classes=1000, classifier_activation="softmax", name="densenet121"):
-    """DenseNet121 as ``keras.applications.DenseNet121`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top: whether to end with the pooled ``predictions`` classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name.
-
-    Example:
-        >>> DenseNet121(weights=None, include_top=False, pooling="avg").output.shape
-        (None, 1024)
-    """
-    return _densenet("DenseNet121", (6, 12, 24, 16), include_top, weights, input_tensor, input_shape, pooling,
-                     classes, classifier_activation, name)
+def _variant(builder: str, blocks: tuple[int, int, int, int]):
+    """The public builder of the DenseNet of ``blocks`` conv blocks in its four dense blocks."""
+    return variant(builder, _densenet, blocks, notes=f"Dense blocks of {', '.join(map(str, blocks))} conv blocks.")
 
 
-def DenseNet169(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                classes=1000, classifier_activation="softmax", name="densenet169"):
-    """DenseNet169 as ``keras.applications.DenseNet169`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``DenseNet121``'s.
-
-    Example:
-        >>> model = DenseNet169(weights=None, include_top=False, pooling="avg")
-        >>> model.output.shape, model.count_params()
-        ((None, 1664), 12642880)
-    """
-    return _densenet("DenseNet169", (6, 12, 32, 32), include_top, weights, input_tensor, input_shape, pooling,
-                     classes, classifier_activation, name)
-
-
-def DenseNet201(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                classes=1000, classifier_activation="softmax", name="densenet201"):
-    """DenseNet201 as ``keras.applications.DenseNet201`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``DenseNet121``'s.
-
-    Example:
-        >>> model = DenseNet201(weights=None, include_top=False, pooling="avg")
-        >>> model.output.shape, model.count_params()
-        ((None, 1920), 18321984)
-    """
-    return _densenet("DenseNet201", (6, 12, 48, 32), include_top, weights, input_tensor, input_shape, pooling,
-                     classes, classifier_activation, name)
+DenseNet121 = _variant("DenseNet121", (6, 12, 24, 16))
+DenseNet169 = _variant("DenseNet169", (6, 12, 32, 32))
+DenseNet201 = _variant("DenseNet201", (6, 12, 48, 32))

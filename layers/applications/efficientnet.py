@@ -4,6 +4,7 @@ width (channels) and depth (blocks per stage) by two coefficients, with a swish 
 
 import math
 
+from layers.applications._builders import variant
 from layers.applications._common import check_weights, correct_pad, finish, image_input, make_divisible, pool
 from layers.convolutional import Conv2D, DepthwiseConv2D
 from layers.core import Activation, Dense, Dropout
@@ -157,140 +158,22 @@ def _efficientnet(builder, width_coefficient, depth_coefficient, default_size, d
     return finish(img_input, x, name, weights)
 
 
-def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb0"):
-    """EfficientNetB0 as ``keras.applications.EfficientNetB0`` builds it (weights from a file, never downloaded).
-
-    The model rescales and normalizes its inputs itself: it expects pixels in [0, 255].
-
-    Args:
-        include_top: whether to end with the pooled ``predictions`` classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name.
-
-    Example:
-        >>> model = EfficientNetB0(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> model.output.shape, model.count_params()
-        ((None, 10), 4062381)
-    """
-    return _efficientnet("EfficientNetB0", 1.0, 1.0, 224, 0.2, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
+def _variant(builder: str, width_coefficient: float, depth_coefficient: float, default_size: int,
+             dropout_rate: float):
+    """The public builder of one EfficientNet variant: B0 scaled in width and depth, its default input size and
+    its classifier's dropout rate."""
+    notes = (f"Width coefficient {width_coefficient}, depth coefficient {depth_coefficient}; {default_size}x"
+             f"{default_size} inputs by default. The model rescales and normalizes its inputs itself: it expects "
+             "pixels in [0, 255].")
+    return variant(builder, _efficientnet, width_coefficient, depth_coefficient, default_size, dropout_rate,
+                   default_size=default_size, notes=notes)
 
 
-def EfficientNetB1(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb1"):
-    """EfficientNetB1 (depth 1.1, 240x240 by default) as ``keras.applications.EfficientNetB1`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB1(weights=None).input.shape
-        (None, 240, 240, 3)
-    """
-    return _efficientnet("EfficientNetB1", 1.0, 1.1, 240, 0.2, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
-
-
-def EfficientNetB2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb2"):
-    """EfficientNetB2 (width 1.1, depth 1.2, 260x260 by default) as ``keras.applications.EfficientNetB2`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB2(weights=None).input.shape
-        (None, 260, 260, 3)
-    """
-    return _efficientnet("EfficientNetB2", 1.1, 1.2, 260, 0.3, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
-
-
-def EfficientNetB3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb3"):
-    """EfficientNetB3 (width 1.2, depth 1.4, 300x300 by default) as ``keras.applications.EfficientNetB3`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB3(weights=None).input.shape
-        (None, 300, 300, 3)
-    """
-    return _efficientnet("EfficientNetB3", 1.2, 1.4, 300, 0.3, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
-
-
-def EfficientNetB4(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb4"):
-    """EfficientNetB4 (width 1.4, depth 1.8, 380x380 by default) as ``keras.applications.EfficientNetB4`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB4(weights=None).input.shape
-        (None, 380, 380, 3)
-    """
-    return _efficientnet("EfficientNetB4", 1.4, 1.8, 380, 0.4, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
-
-
-def EfficientNetB5(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb5"):
-    """EfficientNetB5 (width 1.6, depth 2.2, 456x456 by default) as ``keras.applications.EfficientNetB5`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB5(weights=None).input.shape
-        (None, 456, 456, 3)
-    """
-    return _efficientnet("EfficientNetB5", 1.6, 2.2, 456, 0.4, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
-
-
-def EfficientNetB6(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb6"):
-    """EfficientNetB6 (width 1.8, depth 2.6, 528x528 by default) as ``keras.applications.EfficientNetB6`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB6(weights=None).input.shape
-        (None, 528, 528, 3)
-    """
-    return _efficientnet("EfficientNetB6", 1.8, 2.6, 528, 0.5, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
-
-
-def EfficientNetB7(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                   classes=1000, classifier_activation="softmax", name="efficientnetb7"):
-    """EfficientNetB7 (width 2.0, depth 3.1, 600x600 by default) as ``keras.applications.EfficientNetB7`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``EfficientNetB0``'s.
-
-    Example:
-        >>> EfficientNetB7(weights=None).input.shape
-        (None, 600, 600, 3)
-    """
-    return _efficientnet("EfficientNetB7", 2.0, 3.1, 600, 0.5, include_top, weights, input_tensor, input_shape,
-                         pooling, classes, classifier_activation, name)
+EfficientNetB0 = _variant("EfficientNetB0", 1.0, 1.0, 224, 0.2)
+EfficientNetB1 = _variant("EfficientNetB1", 1.0, 1.1, 240, 0.2)
+EfficientNetB2 = _variant("EfficientNetB2", 1.1, 1.2, 260, 0.3)
+EfficientNetB3 = _variant("EfficientNetB3", 1.2, 1.4, 300, 0.3)
+EfficientNetB4 = _variant("EfficientNetB4", 1.4, 1.8, 380, 0.4)
+EfficientNetB5 = _variant("EfficientNetB5", 1.6, 2.2, 456, 0.4)
+EfficientNetB6 = _variant("EfficientNetB6", 1.8, 2.6, 528, 0.5)
+EfficientNetB7 = _variant("EfficientNetB7", 2.0, 3.1, 600, 0.5)

@@ -5,6 +5,7 @@ share one stage table scaled in width and depth, S, M and L have tables of their
 
 import math
 
+from layers.applications._builders import documented, shapes_example
 from layers.applications._common import check_weights, default_shape, finish, image_input
 from layers.applications.efficientnet import CONV_KERNEL_INITIALIZER, add_residual, classifier, squeeze_excite
 from layers.convolutional import Conv2D, DepthwiseConv2D
@@ -119,134 +120,29 @@ def _efficientnet_v2(builder, variant, width_coefficient, depth_coefficient, def
     return finish(img_input, x, name, weights)
 
 
-def EfficientNetV2B0(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                     classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b0"):
-    """EfficientNetV2B0 as ``keras.applications.EfficientNetV2B0`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top: whether to end with the pooled ``predictions`` classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        include_preprocessing: whether to start with the layers taking pixels in [0, 255] to the network's
-            range (B models with three channels: ``Rescaling`` to [0, 1] and ImageNet's ``Normalization``;
-            otherwise ``Rescaling`` to [-1, 1]).
-        name: the model's name.
-
-    Example:
-        >>> model = EfficientNetV2B0(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> model.output.shape, model.count_params()
-        ((None, 10), 5932122)
-    """
-    return _efficientnet_v2("EfficientNetV2B0", "b", 1.0, 1.0, 224, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
+def _variant(builder: str, variant: str, width_coefficient: float, depth_coefficient: float, default_size: int):
+    """The public builder of one EfficientNetV2 variant: its stage table (``"b"``, ``"s"``, ``"m"`` or ``"l"``)
+    scaled in width and depth, and its default input size."""
+    def build(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
+              classes=1000, classifier_activation="softmax", include_preprocessing=True,
+              name=f"efficientnetv2-{builder.removeprefix('EfficientNetV2').lower()}"):
+        return _efficientnet_v2(builder, variant, width_coefficient, depth_coefficient, default_size, include_top,
+                                weights, input_tensor, input_shape, pooling, classes, classifier_activation,
+                                include_preprocessing, name)
+    build.__name__ = build.__qualname__ = builder
+    notes = (f"The {variant.upper()} models' stage table with width coefficient {width_coefficient} and depth "
+             f"coefficient {depth_coefficient}; {default_size}x{default_size} inputs by default.")
+    preprocessing = ("whether to start with the layers taking pixels in [0, 255] to the network's range (B models "
+                     "with three channels: ``Rescaling`` to [0, 1] and ImageNet's ``Normalization``; otherwise "
+                     "``Rescaling`` to [-1, 1]).")
+    return documented(shapes_example(builder, default_size), notes, default_size=default_size,
+                      include_preprocessing=preprocessing)(build)
 
 
-def EfficientNetV2B1(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                     classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b1"):
-    """EfficientNetV2B1 (depth 1.1, 240x240 by default) as ``keras.applications.EfficientNetV2B1`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
-            include_preprocessing, name: as ``EfficientNetV2B0``'s.
-
-    Example:
-        >>> EfficientNetV2B1(weights=None).input.shape
-        (None, 240, 240, 3)
-    """
-    return _efficientnet_v2("EfficientNetV2B1", "b", 1.0, 1.1, 240, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2B2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                     classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b2"):
-    """EfficientNetV2B2 (width 1.1, depth 1.2, 260x260 by default) as ``keras.applications.EfficientNetV2B2``
-    builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
-            include_preprocessing, name: as ``EfficientNetV2B0``'s.
-
-    Example:
-        >>> EfficientNetV2B2(weights=None).input.shape
-        (None, 260, 260, 3)
-    """
-    return _efficientnet_v2("EfficientNetV2B2", "b", 1.1, 1.2, 260, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2B3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                     classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                     name="efficientnetv2-b3"):
-    """EfficientNetV2B3 (width 1.2, depth 1.4, 300x300 by default) as ``keras.applications.EfficientNetV2B3``
-    builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
-            include_preprocessing, name: as ``EfficientNetV2B0``'s.
-
-    Example:
-        >>> EfficientNetV2B3(weights=None).input.shape
-        (None, 300, 300, 3)
-    """
-    return _efficientnet_v2("EfficientNetV2B3", "b", 1.2, 1.4, 300, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2S(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                    classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                    name="efficientnetv2-s"):
-    """EfficientNetV2S (384x384 by default) as ``keras.applications.EfficientNetV2S`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
-            include_preprocessing, name: as ``EfficientNetV2B0``'s.
-
-    Example:
-        >>> EfficientNetV2S(weights=None).input.shape
-        (None, 384, 384, 3)
-    """
-    return _efficientnet_v2("EfficientNetV2S", "s", 1.0, 1.0, 384, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2M(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                    classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                    name="efficientnetv2-m"):
-    """EfficientNetV2M (480x480 by default) as ``keras.applications.EfficientNetV2M`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
-            include_preprocessing, name: as ``EfficientNetV2B0``'s.
-
-    Example:
-        >>> EfficientNetV2M(weights=None).input.shape
-        (None, 480, 480, 3)
-    """
-    return _efficientnet_v2("EfficientNetV2M", "m", 1.0, 1.0, 480, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
-
-
-def EfficientNetV2L(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None,
-                    classes=1000, classifier_activation="softmax", include_preprocessing=True,
-                    name="efficientnetv2-l"):
-    """EfficientNetV2L (480x480 by default) as ``keras.applications.EfficientNetV2L`` builds it.
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
-            include_preprocessing, name: as ``EfficientNetV2B0``'s.
-
-    Example:
-        >>> EfficientNetV2L(weights=None).input.shape
-        (None, 480, 480, 3)
-    """
-    return _efficientnet_v2("EfficientNetV2L", "l", 1.0, 1.0, 480, include_top, weights, input_tensor, input_shape,
-                            pooling, classes, classifier_activation, include_preprocessing, name)
+EfficientNetV2B0 = _variant("EfficientNetV2B0", "b", 1.0, 1.0, 224)
+EfficientNetV2B1 = _variant("EfficientNetV2B1", "b", 1.0, 1.1, 240)
+EfficientNetV2B2 = _variant("EfficientNetV2B2", "b", 1.1, 1.2, 260)
+EfficientNetV2B3 = _variant("EfficientNetV2B3", "b", 1.2, 1.4, 300)
+EfficientNetV2S = _variant("EfficientNetV2S", "s", 1.0, 1.0, 384)
+EfficientNetV2M = _variant("EfficientNetV2M", "m", 1.0, 1.0, 480)
+EfficientNetV2L = _variant("EfficientNetV2L", "l", 1.0, 1.0, 480)

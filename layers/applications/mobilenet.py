@@ -3,6 +3,7 @@ depthwise-separable blocks (3x3 depthwise, 1x1 pointwise, each followed by batch
 normalization and ReLU6), widths scaled by ``alpha``, a 1x1 convolution as classifier."""
 
 from layers.activation import ReLU
+from layers.applications._builders import documented
 from layers.applications._common import check_weights, default_shape, finish, image_input, pool
 from layers.convolutional import Conv2D, DepthwiseConv2D
 from layers.core import Activation, Dropout
@@ -27,30 +28,16 @@ def depthwise_conv_block(inputs, pointwise_filters: int, alpha: float, depth_mul
     return ReLU(6.0, name=f"conv_pw_{block_id}_relu")(BatchNormalization(axis=-1, name=f"conv_pw_{block_id}_bn")(x))
 
 
+@documented("""
+    >>> model = MobileNet(input_shape=(32, 32, 3), alpha=0.25, weights=None, classes=3)
+    >>> model.name, model.output.shape
+    ('mobilenet_0.25_32', (None, 3))""", alpha="the width multiplier of every layer (1.0: the paper's widths).",
+            depth_multiplier="the depthwise convolutions' channel multiplier.",
+            dropout="the dropout rate before the classifier.",
+            include_top="whether to end with the 1x1-convolution classifier.",
+            name="the model's name; by default ``mobilenet_{alpha:.2f}_{rows}``.")
 def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3, include_top=True, weights="imagenet",
               input_tensor=None, pooling=None, classes=1000, classifier_activation="softmax", name=None):
-    """MobileNet as ``keras.applications.MobileNet`` builds it (weights from a file, never downloaded).
-
-    Args:
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        alpha: the width multiplier of every layer (1.0: the paper's widths).
-        depth_multiplier: the depthwise convolutions' channel multiplier.
-        dropout: the dropout rate before the classifier.
-        include_top: whether to end with the 1x1-convolution classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name; by default ``mobilenet_{alpha:.2f}_{rows}``.
-
-    Example:
-        >>> model = MobileNet(input_shape=(32, 32, 3), alpha=0.25, weights=None, classes=3)
-        >>> model.name, model.output.shape
-        ('mobilenet_0.25_32', (None, 3))
-    """
     check_weights(weights, "MobileNet")
     img_input = image_input(input_shape, input_tensor, default_size=224, min_size=32, include_top=include_top)
     x = Conv2D(int(32 * alpha), (3, 3), padding="same", use_bias=False, strides=(2, 2), name="conv1")(img_input)

@@ -3,6 +3,7 @@ inverted residual blocks (1x1 expansion, 3x3 depthwise, linear 1x1 projection, a
 where shapes allow) and a 1x1 convolution to 1280 channels, every width scaled by ``alpha``."""
 
 from layers.activation import ReLU
+from layers.applications._builders import documented
 from layers.applications._common import (check_weights, correct_pad, default_shape, finish, head, image_input,
                                          make_divisible)
 from layers.convolutional import Conv2D, DepthwiseConv2D
@@ -43,28 +44,13 @@ def inverted_res_block(inputs, expansion: int, stride: int, alpha: float, filter
     return x
 
 
+@documented("""
+    >>> model = MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=5)
+    >>> model.name, model.output.shape
+    ('mobilenetv2_0.35_96', (None, 5))""", alpha="the width multiplier of every layer (1.0: the paper's widths).",
+            name="the model's name; by default ``mobilenetv2_{alpha:.2f}_{rows}``.")
 def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet", input_tensor=None, pooling=None,
                 classes=1000, classifier_activation="softmax", name=None):
-    """MobileNetV2 as ``keras.applications.MobileNetV2`` builds it (weights from a file, never downloaded).
-
-    Args:
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        alpha: the width multiplier of every layer (1.0: the paper's widths).
-        include_top: whether to end with the pooled ``predictions`` classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name; by default ``mobilenetv2_{alpha:.2f}_{rows}``.
-
-    Example:
-        >>> model = MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=5)
-        >>> model.name, model.output.shape
-        ('mobilenetv2_0.35_96', (None, 5))
-    """
     check_weights(weights, "MobileNetV2")
     img_input = image_input(input_shape, input_tensor, default_size=224, min_size=32, include_top=include_top)
     x = Conv2D(make_divisible(32 * alpha, 8), kernel_size=3, strides=(2, 2), padding="same", use_bias=False,

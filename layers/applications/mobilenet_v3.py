@@ -5,6 +5,7 @@ times the last width, and a classifier made of 1x1 convolutions. ``minimalistic`
 5x5 kernels, the squeeze-and-excite and the hard swish."""
 
 from layers.activation import ReLU
+from layers.applications._builders import documented
 from layers.applications._common import check_weights, correct_pad, finish, image_input, make_divisible, pool
 from layers.convolutional import Conv2D, DepthwiseConv2D
 from layers.core import Activation, Dropout
@@ -115,51 +116,38 @@ def _mobilenet_v3(builder, blocks, last_point_channels, input_shape, alpha, mini
     return finish(img_input, x, name, weights)
 
 
-def MobileNetV3Small(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",
-                     input_tensor=None, classes=1000, pooling=None, dropout_rate=0.2, classifier_activation="softmax",
-                     include_preprocessing=True, name="MobileNetV3Small"):
-    """MobileNetV3Small as ``keras.applications.MobileNetV3Small`` builds it (weights from a file, never downloaded).
-
-    Args:
-        input_shape: ``(height, width, channels)``, at least 32x32; by default (None, None, 3),
-            with or without the classifier (it pools globally).
-        alpha: the width multiplier of the blocks (1.0: the paper's widths; above 1 it also widens ``conv_2``).
-        minimalistic: 3x3 kernels, ReLU and no squeeze-and-excite everywhere.
-        include_top: whether to end with the pooled 1x1 convolutions ``conv_2``, ``logits`` and ``predictions``.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        classes: the classifier's number of classes.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        dropout_rate: the dropout before ``logits`` (none when 0).
-        classifier_activation: the activation of ``predictions``.
-        include_preprocessing: whether to start with ``Rescaling`` from [0, 255] to [-1, 1].
-        name: the model's name.
-
-    Example:
-        >>> model = MobileNetV3Small(input_shape=(32, 32, 3), weights=None, classes=5)
-        >>> model.output.shape, model.count_params()
-        ((None, 5), 1535093)
-    """
-    return _mobilenet_v3("MobileNetV3Small", _SMALL_BLOCKS, 1024, input_shape, alpha, minimalistic, include_top,
-                         weights, input_tensor, classes, pooling, dropout_rate, classifier_activation,
-                         include_preprocessing, name)
+# The words of the builders' arguments that mean more than usual, for ``documented``.
+_WORDS = {
+    "input_shape": "``(height, width, channels)``, at least 32x32; by default (None, None, 3), with or without the "
+                   "classifier (it pools globally).",
+    "alpha": "the width multiplier of the blocks (1.0: the paper's widths; above 1 it also widens ``conv_2``).",
+    "minimalistic": "3x3 kernels, ReLU and no squeeze-and-excite everywhere.",
+    "include_top": "whether to end with the pooled 1x1 convolutions ``conv_2``, ``logits`` and ``predictions``.",
+    "dropout_rate": "the dropout before ``logits`` (none when 0).",
+    "classifier_activation": "the activation of ``predictions``.",
+    "include_preprocessing": "whether to start with ``Rescaling`` from [0, 255] to [-1, 1].",
+}
 
 
-def MobileNetV3Large(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",
-                     input_tensor=None, classes=1000, pooling=None, dropout_rate=0.2, classifier_activation="softmax",
-                     include_preprocessing=True, name="MobileNetV3Large"):
-    """MobileNetV3Large as ``keras.applications.MobileNetV3Large`` builds it (weights from a file, never downloaded).
+def _variant(builder: str, blocks: tuple, last_point_channels: int, example: str):
+    """The public builder of the MobileNetV3 of ``blocks`` and ``last_point_channels`` (``conv_2``'s width),
+    documented with ``example``."""
+    def build(input_shape=None, alpha=1.0, minimalistic=False, include_top=True, weights="imagenet",
+              input_tensor=None, classes=1000, pooling=None, dropout_rate=0.2, classifier_activation="softmax",
+              include_preprocessing=True, name=builder):
+        return _mobilenet_v3(builder, blocks, last_point_channels, input_shape, alpha, minimalistic, include_top,
+                             weights, input_tensor, classes, pooling, dropout_rate, classifier_activation,
+                             include_preprocessing, name)
+    build.__name__ = build.__qualname__ = builder
+    return documented(example, f"{len(blocks)} inverted residual blocks, ``conv_2`` {last_point_channels} wide.",
+                      **_WORDS)(build)
 
-    Args:
-        input_shape, alpha, minimalistic, include_top, weights, input_tensor, classes, pooling, dropout_rate,
-            classifier_activation, include_preprocessing, name: as ``MobileNetV3Small``'s.
 
-    Example:
-        >>> model = MobileNetV3Large(weights=None, include_top=False, pooling="avg", minimalistic=True)
-        >>> model.output.shape, model.count_params()
-        ((None, 960), 1437608)
-    """
-    return _mobilenet_v3("MobileNetV3Large", _LARGE_BLOCKS, 1280, input_shape, alpha, minimalistic, include_top,
-                         weights, input_tensor, classes, pooling, dropout_rate, classifier_activation,
-                         include_preprocessing, name)
+MobileNetV3Small = _variant("MobileNetV3Small", _SMALL_BLOCKS, 1024, """
+    >>> model = MobileNetV3Small(input_shape=(32, 32, 3), weights=None, classes=5)
+    >>> model.output.shape, model.count_params()
+    ((None, 5), 1535093)""")
+MobileNetV3Large = _variant("MobileNetV3Large", _LARGE_BLOCKS, 1280, """
+    >>> model = MobileNetV3Large(weights=None, include_top=False, pooling="avg", minimalistic=True)
+    >>> model.output.shape, model.count_params()
+    ((None, 960), 1437608)""")

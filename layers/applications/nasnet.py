@@ -7,6 +7,7 @@ width) and concatenates sums of separable convolutions and poolings of the two.
 NASNetMobile and NASNetLarge differ in width, depth, stem and in which ``p`` follows a
 reduction cell (``skip_reduction``: the Large one keeps the ``p`` from before it)."""
 
+from layers.applications._builders import documented
 from layers.applications._common import check_weights, correct_pad, finish, head, image_input
 from layers.convolutional import Conv2D, SeparableConv2D
 from layers.core import Activation
@@ -125,27 +126,13 @@ def _nasnet(builder, input_shape, penultimate_filters, num_blocks, stem_block_fi
     return finish(img_input, x, name, weights)
 
 
+@documented("""
+    >>> model = NASNetMobile(weights=None, input_shape=(32, 32, 3), classes=10)
+    >>> model.output.shape, model.count_params()
+    ((None, 10), 4280286)""", "NASNet-A 4@1056.",
+            input_shape="``(height, width, channels)``, at least 32x32; by default (224, 224, 3).")
 def NASNetMobile(input_shape=None, include_top=True, weights="imagenet", input_tensor=None, pooling=None,
                  classes=1000, classifier_activation="softmax", name="nasnet_mobile"):
-    """NASNetMobile (NASNet-A 4@1056) as ``keras.applications.NASNetMobile`` builds it (weights from a file,
-    never downloaded).
-
-    Args:
-        input_shape: ``(height, width, channels)``, at least 32x32; by default (224, 224, 3).
-        include_top: whether to end with the pooled ``predictions`` classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name.
-
-    Example:
-        >>> model = NASNetMobile(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> model.output.shape, model.count_params()
-        ((None, 10), 4280286)
-    """
     if not include_top and input_shape is None:
         input_shape = (224, 224, 3)
     return _nasnet("NASNetMobile", input_shape, penultimate_filters=1056, num_blocks=4, stem_block_filters=32,
@@ -154,22 +141,12 @@ def NASNetMobile(input_shape=None, include_top=True, weights="imagenet", input_t
                    name=name)
 
 
+@documented("""
+    >>> model = NASNetLarge(weights=None, input_shape=(32, 32, 3), classes=10)
+    >>> model.output.shape, model.count_params()
+    ((None, 10), 84957148)""", "NASNet-A 6@4032.", default_size=331)
 def NASNetLarge(input_shape=None, include_top=True, weights="imagenet", input_tensor=None, pooling=None,
                 classes=1000, classifier_activation="softmax", name="nasnet_large"):
-    """NASNetLarge (NASNet-A 6@4032) as ``keras.applications.NASNetLarge`` builds it (weights from a file,
-    never downloaded).
-
-    Args:
-        input_shape: ``(height, width, channels)``, at least 32x32; by default (331, 331, 3)
-            with the classifier and (None, None, 3) without.
-        include_top, weights, input_tensor, pooling, classes, classifier_activation, name:
-            as ``NASNetMobile``'s.
-
-    Example:
-        >>> model = NASNetLarge(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> model.output.shape, model.count_params()
-        ((None, 10), 84957148)
-    """
     return _nasnet("NASNetLarge", input_shape, penultimate_filters=4032, num_blocks=6, stem_block_filters=96,
                    skip_reduction=True, include_top=include_top, weights=weights, input_tensor=input_tensor,
                    pooling=pooling, classes=classes, default_size=331, classifier_activation=classifier_activation,

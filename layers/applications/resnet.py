@@ -5,6 +5,7 @@ V1 blocks end in the sum (``conv -> BN -> relu`` three times, then ``add`` and
 ``relu``); V2 blocks are pre-activated (``BN -> relu`` first) and the network
 ends with ``post_bn``/``post_relu``."""
 
+from layers.applications._builders import variant
 from layers.applications._common import check_weights, finish, head, image_input
 from layers.core import Activation
 from layers.convolutional import Conv2D
@@ -86,112 +87,16 @@ def _resnet(builder, blocks, preact, include_top, weights, input_tensor, input_s
     return finish(img_input, x, name, weights)
 
 
-def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
-             classifier_activation="softmax", name="resnet50"):
-    """ResNet50 as ``keras.applications.ResNet50`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top: whether to end with the 1000-way (``classes``) classifier.
-        weights: None (random weights) or the path of a weights file
-            (``.weights.h5``, ``.keras``, ``.npz``). ``"imagenet"``, Keras'
-            default, raises a ValueError saying how to get those weights from
-            Keras: nodeweave downloads nothing.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        input_shape: ``(height, width, channels)``, at least 32x32; by default
-            (224, 224, 3) with the classifier and (None, None, 3) without.
-        pooling: without the classifier: None (the last feature map), ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name.
-
-    Example:
-        >>> model = ResNet50(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> model.output.shape, model.count_params()
-        ((None, 10), 23608202)
-    """
-    return _resnet("ResNet50", (3, 4, 6, 3), False, include_top, weights, input_tensor, input_shape, pooling, classes,
-                   classifier_activation, name)
+def _variant(builder: str, blocks: tuple[int, int, int, int], preact: bool):
+    """The public builder of the ResNet (V2 when ``preact``) of ``blocks`` residual blocks in its four stages."""
+    notes = (f"{'Pre-activated' if preact else 'Bottleneck'} residual blocks, {', '.join(map(str, blocks))} in "
+             "the four stages.")
+    return variant(builder, _resnet, blocks, preact, notes=notes)
 
 
-def ResNet101(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
-              classifier_activation="softmax", name="resnet101"):
-    """ResNet101 as ``keras.applications.ResNet101`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``ResNet50``'s.
-
-    Example:
-        >>> model = ResNet101(weights=None, include_top=False, pooling="avg")
-        >>> model.output.shape, model.count_params()
-        ((None, 2048), 42658176)
-    """
-    return _resnet("ResNet101", (3, 4, 23, 3), False, include_top, weights, input_tensor, input_shape, pooling,
-                   classes, classifier_activation, name)
-
-
-def ResNet152(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
-              classifier_activation="softmax", name="resnet152"):
-    """ResNet152 as ``keras.applications.ResNet152`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``ResNet50``'s.
-
-    Example:
-        >>> model = ResNet152(weights=None, include_top=False, pooling="avg")
-        >>> model.output.shape, model.count_params()
-        ((None, 2048), 58370944)
-    """
-    return _resnet("ResNet152", (3, 8, 36, 3), False, include_top, weights, input_tensor, input_shape, pooling,
-                   classes, classifier_activation, name)
-
-
-def ResNet50V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
-               classifier_activation="softmax", name="resnet50v2"):
-    """ResNet50V2 as ``keras.applications.ResNet50V2`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``ResNet50``'s.
-
-    Example:
-        >>> ResNet50V2(weights=None, include_top=False, pooling="avg").output.shape
-        (None, 2048)
-    """
-    return _resnet("ResNet50V2", (3, 4, 6, 3), True, include_top, weights, input_tensor, input_shape, pooling,
-                   classes, classifier_activation, name)
-
-
-def ResNet101V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
-                classifier_activation="softmax", name="resnet101v2"):
-    """ResNet101V2 as ``keras.applications.ResNet101V2`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``ResNet50``'s.
-
-    Example:
-        >>> model = ResNet101V2(weights=None, include_top=False, pooling="avg")
-        >>> model.output.shape, model.count_params()
-        ((None, 2048), 42626560)
-    """
-    return _resnet("ResNet101V2", (3, 4, 23, 3), True, include_top, weights, input_tensor, input_shape, pooling,
-                   classes, classifier_activation, name)
-
-
-def ResNet152V2(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
-                classifier_activation="softmax", name="resnet152v2"):
-    """ResNet152V2 as ``keras.applications.ResNet152V2`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation, name:
-            as ``ResNet50``'s.
-
-    Example:
-        >>> model = ResNet152V2(weights=None, include_top=False, pooling="avg")
-        >>> model.output.shape, model.count_params()
-        ((None, 2048), 58331648)
-    """
-    return _resnet("ResNet152V2", (3, 8, 36, 3), True, include_top, weights, input_tensor, input_shape, pooling,
-                   classes, classifier_activation, name)
+ResNet50 = _variant("ResNet50", (3, 4, 6, 3), False)
+ResNet101 = _variant("ResNet101", (3, 4, 23, 3), False)
+ResNet152 = _variant("ResNet152", (3, 8, 36, 3), False)
+ResNet50V2 = _variant("ResNet50V2", (3, 4, 6, 3), True)
+ResNet101V2 = _variant("ResNet101V2", (3, 4, 23, 3), True)
+ResNet152V2 = _variant("ResNet152V2", (3, 8, 36, 3), True)

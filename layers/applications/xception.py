@@ -2,6 +2,7 @@
 downsampling blocks (two separable convolutions and a max pooling, summed with a strided
 1x1 shortcut), eight 728-wide residual middle blocks, and an exit flow to 2048 channels."""
 
+from layers.applications._builders import documented
 from layers.applications._common import check_weights, finish, head, image_input
 from layers.convolutional import Conv2D, SeparableConv2D
 from layers.core import Activation
@@ -38,26 +39,11 @@ def middle_block(x, block: int):
     return add([x, residual])
 
 
+@documented("""
+    >>> Xception(weights=None, input_shape=(71, 71, 3), classes=2).output.shape
+    (None, 2)""", min_size=71, default_size=299)
 def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shape=None, pooling=None, classes=1000,
              classifier_activation="softmax", name="xception"):
-    """Xception as ``keras.applications.Xception`` builds it (weights from a file, never downloaded).
-
-    Args:
-        include_top: whether to end with the pooled ``predictions`` classifier.
-        weights: None (random weights) or the path of a weights file; ``"imagenet"``,
-            Keras' default, raises a ValueError saying how to get those weights from Keras.
-        input_tensor: a KerasTensor to build on instead of a new ``Input``.
-        input_shape: ``(height, width, channels)``, at least 71x71; by default
-            (299, 299, 3) with the classifier and (None, None, 3) without.
-        pooling: without the classifier: None, ``"avg"`` or ``"max"``.
-        classes: the classifier's number of classes.
-        classifier_activation: the classifier's activation.
-        name: the model's name.
-
-    Example:
-        >>> Xception(weights=None, input_shape=(71, 71, 3), classes=2).output.shape
-        (None, 2)
-    """
     check_weights(weights, "Xception")
     img_input = image_input(input_shape, input_tensor, default_size=299, min_size=71, include_top=include_top)
     x = Conv2D(32, (3, 3), strides=(2, 2), use_bias=False, name="block1_conv1")(img_input)

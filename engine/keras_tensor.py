@@ -67,10 +67,14 @@ class KerasTensor:
         'bool'
     """
 
-    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask")
+    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask", "_sparse", "_ragged")
     __array_ufunc__ = None  # so `ndarray + KerasTensor` defers to our operators
 
-    def __init__(self, shape, dtype="float32", name=None):
+    def __init__(self, shape, dtype="float32", sparse=False, ragged=False, name=None):
+        if sparse and ragged:
+            raise ValueError(f"KerasTensor {name!r} cannot have `sparse=True` and `ragged=True` at the same time.")
+        object.__setattr__(self, "_sparse", bool(sparse))
+        object.__setattr__(self, "_ragged", bool(ragged))
         object.__setattr__(self, "_shape", tuple(None if d is None else int(d) for d in shape))
         object.__setattr__(self, "_dtype", dtype_name(dtype))
         object.__setattr__(self, "_name", name)
@@ -94,13 +98,14 @@ class KerasTensor:
 
     @property
     def sparse(self) -> bool:
-        """False: nodeweave's tensors are dense (Keras' flag, for code that reads it)."""
-        return False
+        """Keras' flag, as given (False by default). nodeweave computes on dense arrays, so no
+        ``Input`` or layer makes a sparse tensor: a spec made with ``sparse=True`` only describes one."""
+        return self._sparse
 
     @property
     def ragged(self) -> bool:
-        """False: nodeweave's tensors are rectangular (Keras' flag, for code that reads it)."""
-        return False
+        """Keras' flag, as given (False by default); like ``sparse``, no Input or layer makes one."""
+        return self._ragged
 
     @property
     def ndim(self):
@@ -134,7 +139,7 @@ class KerasTensor:
 
     def __setattr__(self, name, value):
         raise AttributeError(
-            f"KerasTensor {self._name!r} is immutable: cannot set {name!r}. "
+            f"The `{name}` attribute of KerasTensor is immutable (tensor {self._name!r}). "
             "Call a layer on it to make a new tensor instead."
         )
 

@@ -15,8 +15,10 @@ def test_shape_dtype_name():
 def test_immutable_and_hashable_by_identity():
     x = Input(shape=(3,))
     y = Input(shape=(3,))
-    with pytest.raises(AttributeError, match="immutable"):
+    with pytest.raises(AttributeError, match="The `shape` attribute of KerasTensor is immutable"):
         x.shape = (None, 4)
+    with pytest.raises(AttributeError, match="The `dtype` attribute of KerasTensor is immutable"):
+        x.dtype = "int32"
     assert len({x, y, x}) == 2
     assert x == x and not x == y  # `==` compares identity, as in Keras; `!=` is elementwise
     assert (x != y).dtype == "bool"
@@ -51,3 +53,14 @@ def test_is_keras_tensor_and_any_symbolic_tensors_look_through_nesting():
     assert any_symbolic_tensors(args=[np.ones(2), {"deep": (1, symbolic)}])
     assert any_symbolic_tensors(kwargs={"mask": symbolic})
     assert not any_symbolic_tensors(args=[np.ones(2), 3.0], kwargs={"y": np.ones(1)})
+
+
+def test_sparse_and_ragged_flags_describe_a_spec_and_inputs_stay_dense():
+    spec = KerasTensor((None, 5), "float32", sparse=True)
+    assert spec.sparse and not spec.ragged and spec.shape == (None, 5)
+    assert KerasTensor((2,), ragged=True).ragged
+    assert not Input(shape=(5,)).sparse
+    with pytest.raises(ValueError, match="cannot have `sparse=True` and `ragged=True`"):
+        KerasTensor((2,), sparse=True, ragged=True)
+    with pytest.raises(ValueError, match="`sparse=True` is not supported by InputLayer"):
+        Input(shape=(5,), sparse=True)

@@ -53,3 +53,15 @@ def checked_call_keywords(layer, kwargs: dict) -> dict:
             + ". Pass other values to the layer's constructor, or remove them from the call."
         )
     return kwargs
+
+
+@functools.lru_cache(maxsize=None)
+def call_parameters(cls) -> frozenset:
+    """The names of the parameters of ``cls.call`` (looked up once per class).
+
+    Example:
+        >>> from layers import Dense
+        >>> sorted(call_parameters(Dense))
+        ['inputs', 'self', 'training']
+    """
+    return frozenset(inspect.signature(cls.call).parameters)

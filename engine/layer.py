@@ -20,20 +20,22 @@ import weakref
 
 import numpy as np
 
-from engine import constraints, eager_masks, initializers, regularizers, tree
+from engine import call_context, constraints, eager_masks, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
 from engine.argument_gradients import first_argument_name
 from engine.call_errors import raise_in_call_context
-from engine.call_keywords import checked_call_keywords
+from engine.call_keywords import call_parameters, checked_call_keywords
 from engine.keras_arguments import accept_keras_arguments
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call, traced_backward,
                                   traced_forward)
-from engine.load_limits import charge_example, charge_weight
+from engine.load_limits import charge_weight
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
+from engine.output_spec import (attach_mask_specs, example, inferred_output_spec, is_shape as _is_shape, shapes_of,
+                                 specs_for_shapes, symbolic_mask)
 from engine.one_door import engine_keywords_by_name, settle_call_and_forward
 from engine.node import Node
 from engine.registry import register_builtin
@@ -128,6 +130,9 @@ class Layer(Module):
     _naming_keywords = frozenset()
     #: Whether an eager call's outputs carry their mask (``_keras_mask``, see engine.eager_masks).
     _masks_eager_outputs = True
+    #: Whether the layer was called; its declared call-context arguments beyond ``training`` (engine.call_context).
+    _called = False
+    _context_args = frozenset()
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)
@@ -169,6 +174,15 @@ class Layer(Module):
 
             cls.build = build_and_mark
         settle_call_and_forward(cls, Layer)
+
+    @property
+    def _call_context_args(self):
+        """The call-context arguments this layer resolves and hands down (Keras' name), ``training`` first."""
+        return {"training", *self._context_args}
+
+    def _register_call_context_args(self, *names):
+        """Declares call-context arguments (see ``engine.call_context``), before the first call."""
+        call_context.register(self, names)
 
     # ----------------------------------------------------------------- weights
     def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
@@ -551,7 +565,7 @@ class Layer(Module):
         ``compute_mask`` run on a zero batch with all-True input masks. Only
         the ranks of the masks are used, so every axis of the examples has at
         most one entry: a declared shape costs nothing in proportion to its size."""
-        return self.compute_mask(_example(inputs, shrunk=True), _example(input_mask, fill=True, shrunk=True))
+        return self.compute_mask(example(inputs, shrunk=True), example(input_mask, fill=True, shrunk=True))
 
     def compute_output_spec(self, *args, **kwargs):
         """Symbolic outputs for symbolic arguments: from ``compute_output_shape`` when
@@ -574,8 +588,8 @@ class Layer(Module):
         """
         inputs = args[0]
         if type(self).compute_output_shape is not Layer.compute_output_shape:
-            return _tensors_for_shapes(self.compute_output_shape(_shapes(inputs)), self.dtype)
-        return self._infer_output_spec(args, kwargs)
+            return specs_for_shapes(self.compute_output_shape(shapes_of(inputs)), self.dtype)
+        return inferred_output_spec(self, args, kwargs)
 
     def forward(self, inputs, *args, training=True, **kwargs):
         """Training forward pass: returns ``(outputs, cache)``, where ``cache`` is
@@ -740,6 +754,12 @@ class Layer(Module):
             >>> layer(np.ones((4, 3))).shape
             (4, 2)
         """
+        self._called = True
+        if self._context_args:
+            return call_context.call_with_context(self, self._call_template, args, kwargs)
+        return self._call_template(args, kwargs)
+
+    def _call_template(self, args, kwargs):
         if not args:  # the first argument by keyword: inputs=, or query= for attention
             first = first_argument_name(self)
             if first not in kwargs:
@@ -835,9 +855,9 @@ class Layer(Module):
         model replays its graph with it to learn its outputs' masks)."""
         try:
             outputs = self.compute_output_spec(*args, **kwargs)
-            input_mask = kwargs.get("mask", _symbolic_mask(args[0]))
+            input_mask = kwargs.get("mask", symbolic_mask(args[0]))
             if input_mask is not None or self._may_make_masks():
-                _attach_masks(outputs, self._output_mask_specs(args[0], input_mask))
+                attach_mask_specs(outputs, self._output_mask_specs(args[0], input_mask))
         except Exception as error:
             raise_in_call_context(self, error, args[0], args[1:], kwargs)
         return outputs
@@ -871,7 +891,7 @@ class Layer(Module):
         with BUILD_LOCK:
             if self.built:  # another thread built it while this one waited
                 return
-            shapes = _shapes(inputs)
+            shapes = shapes_of(inputs)
             self.build(shapes)
             self.built = True
             self._build_shapes = shapes
@@ -891,43 +911,6 @@ class Layer(Module):
             return self.call(inputs, *extra_args, **kwargs)
         with layer_call(training):
             return self.call(inputs, *extra_args, **kwargs)
-
-    def _infer_output_spec(self, args, kwargs):
-        """Output specs learned by running ``call`` on examples of the arguments'
-        whole shapes, for a layer without ``compute_output_shape``: unknown sizes 1,
-        and, when an axis past the batch is unknown, 2 as well, so that an output axis
-        that follows an unknown size (``ops.arange(ops.shape(x)[1])``) stays unknown.
-        While a file is loaded the examples are charged against its budget."""
-        flat_inputs = tree.flatten(args[0])
-        batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
-        masks = {}
-        if "mask" not in kwargs and "mask" in call_parameters(type(self)) and _symbolic_mask(args[0]) is not None:
-            masks["mask"] = _symbolic_mask(args[0])
-        examples = [t for t in tree.flatten((args, kwargs, masks)) if isinstance(t, KerasTensor)]
-        sizes = (1, 2) if any(None in t.shape[1:] for t in examples) else (1,)
-        charge_example(self.name, type(self).__name__, sum(_example_bytes(t, sizes[-1]) for t in examples))
-        runs = []
-        for size in sizes:
-            concrete_args = _example(list(args), unknown=size)
-            concrete_kwargs = {**_example(kwargs, unknown=size), **_example(masks, fill=True, unknown=size)}
-            try:
-                runs.append(self._call(concrete_args[0], False, concrete_kwargs, tuple(concrete_args[1:])))
-            except Exception as error:
-                raise_in_call_context(
-                    self, error, args[0], args[1:], kwargs,
-                    note=f"{type(self).__name__} defines no compute_output_shape, so its output shape was inferred "
-                         "by running call() on a zero batch of shapes "
-                         f"{[tuple(size if d is None else d for d in t.shape) for t in flat_inputs]}, which failed. "
-                         "If call() is right, define compute_output_shape(self, input_shape).")
-
-        def spec(*arrays):
-            shapes = [np.shape(array) for array in arrays]
-            shape = tuple(axis[0] if len(set(axis)) == 1 else None for axis in zip(*shapes))
-            if batch_unknown and shape:
-                shape = (None,) + shape[1:]
-            return KerasTensor(shape, np.asarray(arrays[0]).dtype)
-
-        return tree.pack_as(runs[0], [spec(*arrays) for arrays in zip(*map(tree.flatten, runs))])
 
     # -------------------------------------------------------- graph queries
     @property
@@ -1005,65 +988,8 @@ def _positional_weight_args(layer, args, shape, initializer, dtype):
     return keywords["shape"], keywords["initializer"], keywords["dtype"]
 
 
-def _example(structure, fill=False, shrunk=False, unknown=1):
-    """``structure`` with each KerasTensor replaced by an array of its shape
-    (unknown dimensions ``unknown``) and dtype, filled with ``fill`` (masks get
-    True: every step kept); other values as they are. ``shrunk`` examples keep the
-    rank but no axis longer than 1, for results of which only the rank is read."""
-    def concrete(t):
-        if not isinstance(t, KerasTensor):
-            return t
-        return np.full(_example_shape(t, shrunk, unknown), fill, dtype=t.dtype)
-
-    return tree.map_structure(concrete, structure)
-
-
-def _example_shape(tensor, shrunk=False, unknown=1):
-    return tuple(unknown if d is None else min(d, 1) if shrunk else d for d in tensor.shape)
-
-
-def _example_bytes(tensor, unknown=1):
-    return math.prod(_example_shape(tensor, unknown=unknown)) * np.dtype(tensor.dtype).itemsize
-
-
-def _symbolic_mask(inputs):
-    """The mask specs of symbolic ``inputs`` as ``call`` gets masks: one for a
-    single tensor, a list for several, None when no input carries a mask."""
-    if isinstance(inputs, KerasTensor):
-        return inputs._keras_mask
-    masks = [t._keras_mask for t in tree.flatten(inputs)]
-    return None if all(m is None for m in masks) else masks
-
-
-def _attach_masks(outputs, masks):
-    """Gives each symbolic output the spec of its mask (a concrete example
-    array, or a spec): a bool KerasTensor with the output's leading dimensions."""
-    flat_outputs = tree.flatten(outputs)
-    flat_masks = [masks] * len(flat_outputs) if masks is None or isinstance(masks, np.ndarray) else tree.flatten(masks)
-    for output, mask in zip(flat_outputs, flat_masks):
-        if mask is not None:
-            output._set_mask(KerasTensor(output.shape[: np.ndim(mask)], "bool"))
-
-
-def _shapes(inputs):
-    """The shape of each input, as a tuple, in the structure of ``inputs``."""
-    if hasattr(inputs, "shape"):
-        return tuple(inputs.shape)
-    return tree.map_structure(lambda x: tuple(x.shape), inputs)
-
-
 def _unwrap(tensors):
     return tensors[0] if len(tensors) == 1 else list(tensors)
-
-
-def _tensors_for_shapes(shapes, dtype):
-    if type(shapes) is tuple and (not shapes or type(shapes[0]) is not tuple) or _is_shape(shapes):
-        return KerasTensor(shapes, dtype)
-    return [KerasTensor(shape, dtype) for shape in shapes]
-
-
-def _is_shape(value):
-    return isinstance(value, (tuple, list)) and all(d is None or isinstance(d, (int, np.integer)) for d in value)
 
 
 def _batch_input_shape(kwargs):
@@ -1072,12 +998,6 @@ def _batch_input_shape(kwargs):
     if kwargs.get("input_shape") is not None:
         return (kwargs.get("batch_size"),) + tuple(kwargs["input_shape"])
     return None
-
-
-@functools.lru_cache(maxsize=None)
-def call_parameters(cls) -> frozenset:
-    """The names of the parameters of ``cls.call`` (looked up once per class)."""
-    return frozenset(inspect.signature(cls.call).parameters)
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,6 +3,7 @@
 import inspect
 
 from engine import Layer
+from engine.output_spec import inferred_output_spec
 from engine.registry import function_name, resolve_function
 
 
@@ -68,7 +69,7 @@ class Lambda(Layer):
     def compute_output_spec(self, *args, **kwargs):
         if self._output_shape is None:
             try:
-                return self._infer_output_spec(args, kwargs)
+                return inferred_output_spec(self, args, kwargs)
             except ValueError as error:
                 cause = error.__cause__
                 raise ValueError(

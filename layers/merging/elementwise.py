@@ -122,6 +122,9 @@ class Subtract(_Merge):
 class Multiply(_Merge):
     """Multiplies its inputs elementwise.
 
+    As in Keras 3, an input's masked steps count as 1 (they take no part), and
+    where every input carries a mask the steps masked in all of them are 0.
+
     Args:
         **kwargs: standard layer arguments (``name``, ``dtype``, ``trainable``).
 
@@ -131,12 +134,28 @@ class Multiply(_Merge):
         array([[6., 6.]], dtype=float32)
     """
 
-    def _merge(self, inputs):
-        return functools.reduce(np.multiply, inputs)
+    def call(self, inputs, training=False, mask=None):
+        return self.forward(inputs, training, mask)[0]
 
-    def _merge_gradients(self, inputs, output, grad_output):
-        return [grad_output * functools.reduce(np.multiply, inputs[:i] + inputs[i + 1:])
-                for i in range(len(inputs))]
+    def forward(self, inputs, training=True, mask=None):
+        aligned = _align_ranks(inputs)
+        masks = [_steps_mask(m, x) for m, x in zip(merge_masks(self, inputs, mask) or [None] * len(inputs), aligned)]
+        factors = [x if m is None else np.where(m, x, x.dtype.type(1)) for x, m in zip(aligned, masks)]
+        output = functools.reduce(np.multiply, factors)
+        kept = None if any(m is None for m in masks) else functools.reduce(np.logical_or, masks)
+        if kept is not None:
+            output = np.where(kept, output, output.dtype.type(0))
+        return output, (inputs, factors, masks, kept)
+
+    def backward(self, cache, grad_outputs):
+        inputs, factors, masks, kept = cache
+        grad = grad_outputs if kept is None else np.where(kept, grad_outputs, 0)
+        grads = []
+        for i, (factor, step_mask, x) in enumerate(zip(factors, masks, inputs)):
+            g = grad * functools.reduce(np.multiply, factors[:i] + factors[i + 1:])
+            g = g if step_mask is None else np.where(step_mask, g, 0)  # a masked step was the constant 1
+            grads.append(unbroadcast(g, factor.shape).reshape(x.shape))
+        return grads, {}
 
 
 class Average(_Merge):

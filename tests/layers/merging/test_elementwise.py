@@ -92,3 +92,24 @@ def test_bad_inputs():
         Average()([x, np.ones((1, 3), "float32")])
     with pytest.raises(ValueError, match="Inputs have incompatible shapes"):
         Maximum()([Input(shape=(3, 2)), Input(shape=(4, 2))])
+
+
+@pytest.mark.parametrize("masks", [
+    [np.array([[1, 1, 0, 0], [1, 0, 1, 0]], bool), np.array([[1, 0, 1, 0], [0, 0, 0, 1]], bool)],
+    [np.array([[1, 1, 0, 0], [1, 0, 1, 0]], bool), None],
+])
+def test_multiply_counts_masked_steps_as_one_as_keras_with_checked_gradients(masks):
+    from keras.src.backend.common.masking import set_keras_mask
+
+    a, b = _inputs([(2, 4, 3), (2, 4, 3)], seed=3)
+    keras_inputs = []
+    for x, mask in zip((a, b), masks):
+        tensor = keras.ops.convert_to_tensor(x)
+        if mask is not None:  # Keras reads the masks attached to its tensors
+            set_keras_mask(tensor, keras.ops.convert_to_tensor(mask))
+        keras_inputs.append(tensor)
+    expected = np.asarray(keras.layers.Multiply()(keras_inputs))
+    np.testing.assert_allclose(Multiply()([a, b], mask=masks), expected, rtol=1e-6)
+    assert not np.allclose(Multiply()([a, b]), expected)
+    report = gradient_check(Multiply(), [a.astype("float64"), b.astype("float64")], call_kwargs={"mask": masks})
+    assert report.max_error < 1e-6, str(report)

@@ -16,6 +16,8 @@ from engine.errors import ModelFormatError
 from engine.keras_tensor import KerasTensor
 from engine.registry import custom_object_scope, lookup, registered_name
 
+# The keys of a functional model's own config (see functional_config).
+_MODEL_KEYS = frozenset({"name", "trainable", "layers", "input_layers", "output_layers"})
 # How deep the arguments of a call, and the model's inputs and outputs, may nest.
 # Real configs nest a few levels; the bound keeps hostile ones from exhausting the stack.
 _MAX_NESTING = 64
@@ -158,8 +160,10 @@ def functional_from_config(cls, config, make_layer=deserialize_layer):
 
     inputs = _map_refs(config["input_layers"], resolve, "input_layers")
     outputs = _map_refs(config["output_layers"], resolve, "output_layers")
+    # Keys a subclass's get_config added (``param`` of ``class Custom(Model)``) go to its constructor, as in Keras.
+    extra = {key: value for key, value in config.items() if key not in _MODEL_KEYS}
     try:
-        return cls(inputs=inputs, outputs=outputs, name=model_name, trainable=trainable)
+        return cls(inputs=inputs, outputs=outputs, name=model_name, trainable=trainable, **extra)
     except (TypeError, ValueError) as error:
         raise ModelFormatError(f"The rebuilt graph is not a valid model: {error}") from error
 

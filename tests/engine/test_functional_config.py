@@ -408,3 +408,20 @@ def test_keras_legacy_call_lists_rebuild_one_input_alone_and_several_as_a_list()
 def test_keras_legacy_configs_name_missing_layers_loops_and_bad_entries(calls, message):
     with pytest.raises(ModelFormatError, match=message):
         Functional.from_config(_legacy_config(calls))
+
+
+def test_a_functional_subclass_gets_back_the_keys_its_get_config_added():
+    class Scaled(Model):
+        def __init__(self, *args, scale=1.0, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.scale = scale
+
+        def get_config(self):
+            return {**super().get_config(), "scale": self.scale}
+
+    x = Input(shape=(3,))
+    model = Scaled(x, Dense(2)(x), scale=2.5)
+    revived = Scaled.from_config(model.get_config())
+    assert isinstance(revived, Scaled) and isinstance(revived, Functional) and revived.scale == 2.5
+    with pytest.raises(ModelFormatError, match="The rebuilt graph is not a valid model: .*'scale'"):
+        Functional.from_config(model.get_config())  # Functional takes no such argument

@@ -1,6 +1,9 @@
-"""What ``compile`` resolves, as Keras 3 does: the loss, loss weight, metrics and
-weighted metrics of each model output, read from arguments shaped like the outputs
-(one value for all, a list, a dict by output name, or the outputs' nested structure).
+"""What ``compile`` resolves, as Keras 3 does: the losses, loss weights, metrics and
+weighted metrics of the model's outputs, read from arguments shaped like the outputs
+(one value for all, a list, a dict by output name, or the outputs' nested structure,
+where a loss may also apply to several outputs at once). They are matched to the
+outputs once, on the first batch, where Keras matches them: arguments that do not
+fit the outputs raise in ``fit`` or ``evaluate``, with Keras' exception type.
 
 The aliases whose meaning depends on the data resolve on the first batch, from the
 shapes of the targets and outputs: loss ``"ce"``/``"crossentropy"`` and metric
@@ -9,8 +12,11 @@ shapes of the targets and outputs: loss ``"ce"``/``"crossentropy"`` and metric
 import numpy as np
 
 from engine import tree
+from engine.autodiff import GradientTape, untraced
+from engine.losses.loss import LossFunctionWrapper, _divisor, squeeze_or_expand_to_same_rank
 from engine.metrics.metric import Metric
 from engine.metrics.reduction import Mean
+from engine.ops import unbroadcast
 
 _NESTED = (list, tuple, dict)
 # The names compile resolves on the first batch, from the shapes of the targets and outputs.
@@ -25,63 +31,176 @@ class CompileStructureError(ValueError, KeyError):
 
 
 class CompiledLoss:
-    """The per-output losses of a compiled model, their weights, and their total.
+    """The losses of a compiled model, matched to its outputs by structure as
+    Keras 3's ``CompileLoss`` matches them, and their weighted total.
 
-    ``losses`` and ``weights`` have one entry per flat output (None: no loss, or
-    no weight). With more than one loss, ``metrics`` holds a running mean of each
-    (``"<output>_loss"``), once the first batch has been computed.
+    ``loss`` may be one loss for every output, or mirror the outputs' nested
+    structure (lists, tuples, namedtuples, dicts) or a prefix of it; a list
+    where the outputs have another container applies each of its losses to the
+    whole structure there, so a loss function may receive several outputs at
+    once (in their structure). The match is made once, on the first batch
+    (``build``), when Keras makes it: arguments that do not fit the outputs
+    raise then, in ``fit`` or ``evaluate``, not in ``compile``.
+
+    Each match is an entry: a path in the outputs, its loss, weight and log
+    name. With more than one entry, ``metrics`` holds a running mean of each
+    (``"<name>_loss"``), once the first batch has been computed.
     """
 
     def __init__(self, model, loss, loss_weights):
-        from engine import losses
-
-        outputs = _Outputs(model)
-        self.names = outputs.names
-        specs = outputs.spread(loss, "loss")
-        self._pending = {i: spec for i, spec in enumerate(specs) if resolves_on_first_batch(spec, "loss")}
-        self.losses = [None if spec is None or i in self._pending else losses.get(spec) for i, spec in enumerate(specs)]
-        self.weights = _spread_loss_weights(outputs, loss, loss_weights, specs)
-        configured = [i for i, spec in enumerate(specs) if spec is not None]
-        self._trackers = [None] * len(specs)
-        if len(configured) > 1:
-            for i in configured:
-                self._trackers[i] = Mean(name=f"{outputs.loss_names[i]}_loss")
+        if loss_weights is not None and not isinstance(loss_weights, _NESTED) and not _is_number(loss_weights):
+            raise ValueError(
+                "Expected `loss_weights` argument to be a float (single output case) or a list, tuple, or dict "
+                f"(multiple output case). Received instead: loss_weights={loss_weights!r} of type "
+                f"{type(loss_weights)}. Give a number, or one per output."
+            )
+        self._outputs = _Outputs(model)
+        self._loss, self._loss_weights = loss, loss_weights
+        self.entries = None  # once built: the _LossEntry of every loss applied
+        self._trackers = []
         self.built = False
 
     @property
     def configured(self):
         """Whether any output has a loss."""
-        return any(fn is not None for fn in self.losses) or bool(self._pending)
+        return any(spec is not None for spec in tree.flatten(self._loss))
+
+    @property
+    def names(self):
+        """The name of each flat output of the model, as messages give them."""
+        return self._outputs.names
+
+    @property
+    def losses(self):
+        """The loss of each flat output of the model (None: none, or one that
+        applies to several outputs at once), once built."""
+        self._require_entries()
+        per_output = [None] * len(self._outputs.paths)
+        for entry in self.entries:
+            if isinstance(entry.outputs, int) and per_output[entry.outputs] is None:
+                per_output[entry.outputs] = entry.loss
+        return per_output
 
     @property
     def metrics(self):
-        """The running means of the per-output losses (Keras lists them after the first batch)."""
-        return [t for t in self._trackers if t is not None] if self.built else []
+        """The running means of the entries' losses (Keras lists them after the first batch)."""
+        return list(self._trackers) if self.built else []
 
-    def compute(self, targets, outputs, sample_weights, with_gradients=True):
-        """Returns (total loss or None when no loss applies, unweighted per-output
-        losses, gradients of the total w.r.t. each output)."""
+    def build(self, structure=None, names=None):
+        """Matches the losses to the outputs: ``structure`` holds the index of
+        each flat output in the outputs' nesting (by default the model's);
+        ``names`` the flat outputs' names (by default the model's).
+
+        Raises:
+            ValueError: a loss dict whose keys are not the output names of a
+                model whose outputs are not a dict, or ``loss_weights`` that
+                do not match the losses.
+            KeyError: (also a ValueError) a path of ``loss`` that the outputs
+                do not have.
+        """
+        if structure is None:
+            structure, names = self._outputs.structure, self._outputs.names
+        loss, loss_weights = self._loss, self._loss_weights
+        if names and isinstance(loss, dict) and not isinstance(structure, dict):
+            if set(loss) != set(names):
+                unknown = [k for k in loss if k not in names]
+                missing = [n for n in names if n not in loss]
+                raise CompileStructureError(
+                    f"Expected keys {names} in loss dict, but found loss.keys()={list(loss)}: "
+                    + (f"compile() received loss for outputs {unknown}, but model {self._outputs.model_name!r} has "
+                       "no such output. " if unknown else f"outputs {missing} have no entry. ")
+                    + f"Its outputs are {names}; give each one an entry (None for none)."
+                )
+            loss = [loss[name] for name in names]
+            if isinstance(loss_weights, dict) and set(loss_weights) == set(names):
+                loss_weights = [loss_weights[name] for name in names]
+        weighted = _weigh(loss, loss_weights)
+        if not isinstance(weighted, _NESTED):
+            weighted = tree.map_structure(lambda _: weighted, structure)
+        flat = tree.flatten(structure)
+        name_structure = tree.pack_as(structure, names if names and len(names) == len(flat) else [None] * len(flat))
+        self.entries = []
+        self._build_nested(structure, weighted, name_structure, ())
+        if len(self.entries) > 1:
+            self._trackers = [Mean(name=f"{entry.name}_loss") for entry in self.entries]
+
+    def _build_nested(self, structure, loss, names, path):
+        """Keras' ``CompileLoss._build_nested``: the entries of ``loss`` laid over ``structure`` at ``path``."""
+        if not isinstance(loss, _NESTED):
+            if loss is not None:
+                self.entries.append(_entry(structure, loss, names, path))
+            return
+        if (isinstance(loss, (list, tuple)) and not any(isinstance(item, _NESTED) for item in loss)
+                and len(loss) == len(tree.flatten(structure))):
+            loss = tree.pack_as(structure, list(loss))
+        elif isinstance(loss, (list, tuple)) and not isinstance(structure, type(loss)):
+            for item in loss:  # each loss of the list applies to everything at this path
+                self._build_nested(structure, item, names, path)
+            return
+        if not isinstance(loss, _NESTED):
+            return self._build_nested(structure, loss, names, path)
+        if not isinstance(loss, type(structure)):
+            raise CompileStructureError(
+                f"The path: {path} in the `loss` argument, can't be found in the model's output (`y_pred`): the "
+                f"outputs there are {_shape_of(structure)}, but loss holds {_shape_of(loss)}."
+            )
+        for key, item in (loss.items() if isinstance(loss, dict) else enumerate(loss)):
+            if item is None:
+                continue
+            if not _has_key(structure, key):
+                raise CompileStructureError(self._no_such_output(structure, loss, names, path, key))
+            self._build_nested(structure[key], item, names[key], path + (key,))
+
+    def _no_such_output(self, structure, loss, names, path, key):
+        """Keras' message for a key of ``loss`` that the outputs ``structure`` at ``path`` lack, and ours."""
+        there = " there" if path else ""
+        if isinstance(structure, dict):
+            unknown = [k for k in loss if k not in structure]
+            detail = (f"compile() received loss for outputs {unknown}, but model {self._outputs.model_name!r} has no "
+                      f"such output{there}. Its outputs{there} are {sorted(structure)}.")
+        elif path:
+            detail = f"the outputs there are {_shape_of(structure)}, but loss holds {_shape_of(loss)}."
+        else:
+            detail = (f"compile() received {len(loss)} loss for a model with {len(structure)} outputs {names}; pass "
+                      "one per output (a list in output order, or a dict by output name), or one for all.")
+        return (f"The path: {path + (key,)} in the `loss` argument, can't be found in either the model's output "
+                f"(`y_pred`) or in the labels (`y_true`): {detail}")
+
+    def compute(self, targets, outputs, sample_weights, with_gradients=True, structure=None):
+        """Returns (total loss or None when no loss applies, the unweighted loss
+        of each entry, gradients of the total w.r.t. each flat output).
+
+        Args:
+            targets: the targets of each flat output (None: none).
+            outputs: the value of each flat output.
+            sample_weights: the sample weights of each flat output (None: none).
+            with_gradients: whether to compute the gradients (else they are None).
+            structure: for the first call, the outputs' nesting holding each
+                flat output's index, if not the model's (see ``build``).
+        """
         targets = targets or [None] * len(outputs)
+        if self.entries is None:
+            names = self.names if structure is None or len(outputs) == len(self.names) else None
+            self.build(structure, names)
         self._resolve(targets, [np.shape(out) for out in outputs])
         self.built = True
-        total, per_output, grads = None, [], []
-        for fn, weight, y, out, sw in zip(self.losses, self.weights, targets, outputs, sample_weights):
-            if fn is None or y is None:
-                per_output.append(None)
-                grads.append(None)
+        total, per_entry, grads = None, [], [None] * len(outputs)
+        for entry in self.entries:
+            value, entry_grads = entry.compute(targets, outputs, sample_weights, with_gradients)
+            per_entry.append(value)
+            if value is None:
                 continue
-            value = float(fn(y, out, sample_weight=sw))
-            per_output.append(value)
-            total = (total or 0.0) + (value if weight is None else weight * value)
-            if with_gradients:
-                grad = fn.gradient(y, out, sample_weight=sw)
-                grads.append(grad if weight in (None, 1.0) else grad * np.asarray(weight, grad.dtype))
-        return total, per_output, grads
+            total = (total or 0.0) + (value if entry.weight is None else entry.weight * value)
+            for index, grad in entry_grads.items():
+                if entry.weight not in (None, 1.0):
+                    grad = grad * np.asarray(entry.weight, grad.dtype)
+                grads[index] = grad if grads[index] is None else grads[index] + grad
+        return total, per_entry, grads
 
-    def update_trackers(self, per_output, size):
-        """Adds one batch of ``size`` samples to the per-output loss means."""
-        for tracker, value in zip(self._trackers, per_output):
-            if tracker is not None and value is not None:
+    def update_trackers(self, per_entry, size):
+        """Adds one batch of ``size`` samples to the entries' loss means."""
+        for tracker, value in zip(self._trackers, per_entry):
+            if value is not None:
                 tracker.update_state(value, sample_weight=size)
 
     def check_targets(self, targets, model):
@@ -91,11 +210,16 @@ class CompiledLoss:
 
         if targets is None:
             return
+        if self.entries is None:
+            self.build()
         self._resolve(targets, [tensor.shape for tensor in model.outputs])
-        for fn, y, tensor, name in zip(self.losses, targets, model.outputs, self.names):
-            if fn is not None and y is not None:
-                _check_target_shape(fn, np.shape(y), tensor, name, model.name)
-            if isinstance(fn, SparseCategoricalCrossentropy) and y is not None:
+        for entry in self.entries:
+            if not isinstance(entry.outputs, int) or entry.loss is None or targets[entry.outputs] is None:
+                continue
+            fn, y, tensor, name = entry.loss, targets[entry.outputs], model.outputs[entry.outputs], \
+                self.names[entry.outputs]
+            _check_target_shape(fn, np.shape(y), tensor, name, model.name)
+            if isinstance(fn, SparseCategoricalCrossentropy):
                 classes = tensor.shape[-1]
                 labels = np.asarray(y)
                 valid = labels != fn.ignore_class if fn.ignore_class is not None else np.ones(labels.shape, bool)
@@ -110,15 +234,147 @@ class CompiledLoss:
         """Resolves ``"ce"`` losses from the target and output shapes, where both are known."""
         from engine import losses
 
-        for index, spec in list(self._pending.items()):
-            y, shape = targets[index], output_shapes[index]
+        for entry in self.entries:
+            if entry.loss is not None:
+                continue
+            y, shape = targets[entry.outputs], output_shapes[entry.outputs]
             if y is None or shape[-1] is None:
                 continue
             binary, sparse = _binary_or_sparse(np.shape(y), shape)
-            cls = (losses.BinaryCrossentropy if binary else
-                   losses.SparseCategoricalCrossentropy if sparse else losses.CategoricalCrossentropy)
-            self.losses[index] = cls()
-            del self._pending[index]
+            entry.loss = (losses.BinaryCrossentropy if binary else
+                          losses.SparseCategoricalCrossentropy if sparse else losses.CategoricalCrossentropy)()
+
+    def _require_entries(self):
+        if self.entries is None:
+            self.build()
+
+
+def _has_key(structure, key):
+    """Whether the outputs ``structure`` (a dict, list or tuple) have an entry at ``key``."""
+    return key in structure if isinstance(structure, dict) else key < len(structure)
+
+
+class _Weighted:
+    """One loss given to compile with its weight: a leaf of the losses' structure."""
+
+    def __init__(self, spec, weight):
+        self.spec, self.weight = spec, weight
+
+
+def _weigh(loss, loss_weights):
+    """``loss`` with each loss turned into a _Weighted (None stays None), paired
+    with ``loss_weights`` as Keras pairs them: the same structure, or as many
+    weights as losses in order; a single number weighs every loss."""
+    specs = tree.flatten(loss)
+    if loss_weights is None:
+        weights = [None] * len(specs)
+    elif not isinstance(loss_weights, _NESTED):
+        weights = [loss_weights] * len(specs)
+    else:
+        weights = tree.flatten(loss_weights)
+        if len(weights) != len(specs):
+            raise ValueError(
+                f"`loss_weights` must match the number of losses, got {len(specs)} losses and {len(weights)} "
+                "weights: " + ("compile() received one loss for all outputs, so give one weight (a number) too, or "
+                               "a loss per output." if not isinstance(loss, _NESTED) else
+                               f"give one weight per loss, in the structure of loss={loss!r}.")
+            )
+    for weight in weights:
+        if weight is not None and not _is_number(weight):
+            raise ValueError(
+                f"compile() expects each of loss_weights to be a number, received {weight!r} "
+                f"(loss_weights={loss_weights!r})."
+            )
+    return tree.pack_as(loss, [None if spec is None else _Weighted(spec, None if weight is None else float(weight))
+                               for spec, weight in zip(specs, weights)])
+
+
+def _is_number(value):
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _entry(structure, weighted, names, path):
+    """The _LossEntry of ``weighted`` applied to the outputs ``structure`` at ``path``, named as Keras names
+    it: the path, its last list index replaced by the output's name (the loss's name when unknown); the
+    outputs' names joined by ``_`` for a loss over the whole outputs."""
+    if isinstance(structure, _NESTED) and resolves_on_first_batch(weighted.spec, "loss"):
+        raise ValueError(
+            f"The loss {weighted.spec!r} at path {path} of the `loss` argument applies to several outputs "
+            f"({_shape_of(structure)}), but it is resolved from one output's shape. Name the loss "
+            "('categorical_crossentropy'...), or give one loss per output."
+        )
+    entry = _LossEntry(path, structure, weighted.spec, weighted.weight)
+    if isinstance(structure, _NESTED) and not isinstance(entry.loss, LossFunctionWrapper):
+        raise ValueError(
+            f"The loss {entry.loss.name!r} at path {path} of the `loss` argument applies to several outputs at once "
+            f"({_shape_of(structure)}): as Keras, compile() gives each loss of a list where the outputs are not a "
+            "list all the outputs there, in their structure, which only a loss function of that structure can "
+            "take. Give one loss per output (a list in output order, or a dict by output name), or one for all."
+        )
+    name_path = path
+    if not isinstance(names, _NESTED):
+        name = names if names is not None else entry.loss.name if entry.loss is not None else weighted.spec
+        if not name_path:
+            name_path = (name,)
+        elif isinstance(name_path[-1], int):
+            name_path = name_path[:-1] + (name,)
+    entry.name = "/".join(map(str, name_path))
+    if not entry.name:
+        entry.name = "_".join(map(str, sorted(names) if isinstance(names, dict) else tree.flatten(names)))
+    return entry
+
+
+class _LossEntry:
+    """One loss applied to the outputs at ``path``: ``outputs`` holds the flat
+    index of each output there (one index for one output). ``loss`` is None
+    until a loss resolved from the first batch's shapes (``"ce"``) is."""
+
+    def __init__(self, path, outputs, spec, weight):
+        from engine import losses
+
+        self.path, self.outputs, self.weight, self.name = path, outputs, weight, None
+        self.loss = None if resolves_on_first_batch(spec, "loss") else losses.get(spec)
+
+    def compute(self, targets, outputs, sample_weights, with_gradients):
+        """(the unweighted loss, or None without targets; the gradient w.r.t. each flat output it reads)."""
+        indices = tree.flatten(self.outputs)
+        if self.loss is None or any(targets[i] is None for i in indices):
+            return None, {}
+        if isinstance(self.outputs, int):
+            i = self.outputs
+            value = float(self.loss(targets[i], outputs[i], sample_weight=sample_weights[i]))
+            grads = {i: self.loss.gradient(targets[i], outputs[i], sample_weight=sample_weights[i])} \
+                if with_gradients else {}
+            return value, grads
+        y_true = tree.pack_as(self.outputs, [targets[i] for i in indices])
+        values = [np.asarray(outputs[i]) for i in indices]
+        sample_weight = sample_weights[indices[0]]
+        if not with_gradients:
+            per_sample = np.asarray(self.loss.call(y_true, tree.pack_as(self.outputs, values)))
+            return float(_reduce(self.loss, per_sample, sample_weight)[0]), {}
+        with GradientTape() as tape:
+            traced = [tape.watch(value) for value in values]
+            per_sample = self.loss.call(y_true, tree.pack_as(self.outputs, traced))
+        value, upstream = _reduce(self.loss, np.asarray(untraced(per_sample)), sample_weight)
+        grads = tape.gradient(per_sample, traced, output_gradients=upstream)
+        return float(value), {i: np.zeros_like(v) if g is None else g for i, v, g in zip(indices, values, grads)}
+
+
+def _reduce(loss, per_sample, sample_weight):
+    """The reduced loss of ``per_sample`` losses, weighted and reduced as ``loss``
+    reduces its own, and its gradient with respect to them (a loss over several
+    outputs at once, whose per-sample losses its function returned)."""
+    if per_sample.dtype.kind != "f":
+        per_sample = per_sample.astype("float32")
+    values, weights = per_sample, None
+    if sample_weight is not None:
+        values, weights = squeeze_or_expand_to_same_rank(per_sample, np.asarray(sample_weight, per_sample.dtype))
+    weighted = values if weights is None else values * weights
+    divisor = 1 if loss.reduction in ("none", None) else _divisor(weighted, weights, loss.reduction)
+    upstream = np.full(weighted.shape, 1 / divisor if divisor else 0, dtype=per_sample.dtype)
+    if weights is not None:
+        upstream = unbroadcast(upstream * weights, values.shape).reshape(per_sample.shape)
+    return (weighted.sum() / divisor if divisor else 0.0), upstream.reshape(per_sample.shape)
 
 
 def _check_target_shape(loss, received, output, output_name, model_name):
@@ -242,10 +498,9 @@ class CompiledMetrics(Metric):
                     f"Expected `{argument}` argument to be a list, tuple, or dict. Received instead: "
                     f"{argument}={value!r} of type {type(value)}. Write {argument}=[{value!r}]."
                 )
-        outputs = _Outputs(model)
-        self._names = outputs.metric_names
-        self._specs = (outputs.spread_metrics(metrics, "metrics"),
-                       outputs.spread_metrics(weighted_metrics, "weighted_metrics"))
+        self._outputs = _Outputs(model)
+        self._names = self._outputs.metric_names
+        self._arguments = (metrics, weighted_metrics)
         self._entries = []  # (output index, log name, metric, weighted), once built
         self.built = False
 
@@ -255,9 +510,13 @@ class CompiledMetrics(Metric):
         return [metric for _, _, metric, _ in self._entries]
 
     def build(self, targets, outputs):
-        """Resolves every metric against the first batch's targets and outputs."""
+        """Matches the metrics to the outputs and resolves each against the first
+        batch's targets and outputs; as in Keras, metrics that do not match the
+        outputs raise here (in ``fit`` or ``evaluate``), not in ``compile``."""
         taken, multiple = set(), len(self._names) > 1
-        for weighted, per_output in enumerate(self._specs):
+        specs = [self._outputs.spread_metrics(value, argument)
+                 for value, argument in zip(self._arguments, ("metrics", "weighted_metrics"))]
+        for weighted, per_output in enumerate(specs):
             for index, specs in enumerate(per_output):
                 if targets[index] is None:
                     continue
@@ -359,15 +618,16 @@ def _binary_or_sparse(target_shape, output_shape):
 class _Outputs:
     """A model's flat outputs as compile arguments address them: by position, by
     name (``names``: the dict keys of a dict output, else the output layers'
-    names) and by path in the outputs' nested structure."""
+    names) and by path in the outputs' nested structure (``structure``, which
+    holds each flat output's index: no tensors, so that it pickles)."""
 
     def __init__(self, model):
         structure = getattr(model, "_outputs_struct", None)
         if structure is None:
             structure = model._output_structure
         self.model_name = model.name
-        self.structure = structure
         self.paths = _paths(structure)
+        self.structure = tree.pack_as(structure, range(len(self.paths)))
         self.names = list(model.output_names)
         if isinstance(structure, dict) and all(not isinstance(v, _NESTED) for v in structure.values()):
             self.metric_names = sorted(structure)
@@ -378,29 +638,6 @@ class _Outputs:
                                  for i, t in enumerate(model.outputs)]
         if len(self.names) != len(self.paths):
             self.names = self.metric_names
-        # A loss's log name is its path, the last list index replaced by the output's name ("x/a").
-        self.loss_names = ["/".join(map(str, path[:-1] + (name,) if not path or isinstance(path[-1], int) else path))
-                           for path, name in zip(self.paths, self.metric_names)]
-
-    def spread(self, value, argument):
-        """One entry of a loss-like ``value`` per flat output (None for none)."""
-        count = len(self.paths)
-        if not isinstance(value, _NESTED):
-            return [value] * count
-        if isinstance(value, (list, tuple)) and len(value) == count and not any(isinstance(v, _NESTED) for v in value):
-            return list(value)
-        if isinstance(value, dict) and not isinstance(self.structure, dict):
-            if set(value) != set(self.names):
-                unknown = [k for k in value if k not in self.names]
-                missing = [n for n in self.names if n not in value]
-                raise CompileStructureError(
-                    f"Expected keys {self.names} in {argument} dict, but found {argument}.keys()={list(value)}: "
-                    + (f"compile() received {argument} for outputs {unknown}, but model {self.model_name!r} has no "
-                       f"such output. " if unknown else f"outputs {missing} have no entry. ")
-                    + f"Its outputs are {self.names}; give each one an entry (None for none)."
-                )
-            return [value[name] for name in self.names]
-        return self._match(value, self.structure, (), argument, leaf_lists=False)
 
     def spread_metrics(self, value, argument):
         """One list of metric specs per flat output."""
@@ -415,7 +652,7 @@ class _Outputs:
             per_output = [value.get(name) for name in self.metric_names]
         if per_output is None:
             try:
-                per_output = self._match(value, self.structure, (), argument, leaf_lists=True)
+                per_output = self._match(value, self.structure, (), argument)
             except CompileStructureError as error:
                 raise ValueError(
                     f"{error}\nInvalid `{argument}`. `{argument}` should contain metrics objects and either be a "
@@ -425,13 +662,11 @@ class _Outputs:
         return [[] if entry is None else list(entry) if isinstance(entry, (list, tuple)) else [entry]
                 for entry in per_output]
 
-    def _match(self, value, structure, path, argument, leaf_lists):
+    def _match(self, value, structure, path, argument):
         """Flat entries of ``value`` laid over ``structure`` (dict keys may be left
         out; a value that is not nested applies to every output below it)."""
         if not isinstance(structure, _NESTED):
-            if not leaf_lists and isinstance(value, (list, tuple)) and len(value) == 1:
-                value = value[0]  # Keras applies each loss of a list to this output: one loss is that loss
-            if isinstance(value, _NESTED) and not (leaf_lists and isinstance(value, (list, tuple))):
+            if isinstance(value, dict):
                 raise CompileStructureError(
                     f"The path: {path} in the `{argument}` argument, can't be found in the model's output "
                     f"(`y_pred`): the output there is one tensor, but {argument} holds {value!r}."
@@ -448,10 +683,10 @@ class _Outputs:
                     f"{self.model_name!r} has no such output. Its outputs are {sorted(structure)}."
                 )
             return [entry for key in sorted(structure)
-                    for entry in self._match(value.get(key), structure[key], path + (key,), argument, leaf_lists)]
+                    for entry in self._match(value.get(key), structure[key], path + (key,), argument)]
         if isinstance(structure, (list, tuple)) and isinstance(value, (list, tuple)) and len(value) == len(structure):
             return [entry for index, (v, s) in enumerate(zip(value, structure))
-                    for entry in self._match(v, s, path + (index,), argument, leaf_lists)]
+                    for entry in self._match(v, s, path + (index,), argument)]
         extra = isinstance(value, (list, tuple)) and isinstance(structure, (list, tuple)) and len(value) > len(structure)
         where = path + (len(structure),) if extra else path
         raise CompileStructureError(
@@ -474,29 +709,6 @@ def _paths(structure, prefix=()):
 
 def _shape_of(structure):
     return tree.pack_as(structure, ["X"] * len(_paths(structure)))
-
-
-def _spread_loss_weights(outputs, loss, loss_weights, specs):
-    """One weight (or None) per flat output, as Keras pairs ``loss_weights`` with the losses."""
-    if loss_weights is None:
-        return [None] * len(specs)
-    if not isinstance(loss_weights, _NESTED):
-        weights = [loss_weights] * len(specs)
-    elif not isinstance(loss, _NESTED) and len(specs) > 1:
-        raise ValueError(
-            f"`loss_weights` must match the number of losses, got 1 losses and {len(tree.flatten(loss_weights))} "
-            f"weights: compile() received one loss for all outputs, so give one weight (a number) too, or a "
-            "loss per output."
-        )
-    else:
-        weights = outputs.spread(loss_weights, "loss_weights")
-    for weight in weights:
-        if weight is not None and not isinstance(weight, (int, float, np.number)) or isinstance(weight, bool):
-            raise ValueError(
-                f"compile() expects each of loss_weights to be a number, received {weight!r} "
-                f"(loss_weights={loss_weights!r})."
-            )
-    return [None if w is None else float(w) for w in weights]
 
 
 def compile_config(optimizer, loss, metrics, loss_weights, weighted_metrics=None):

@@ -232,7 +232,7 @@ def _standardize_targets(model, y):
 
 
 def _standardize_sample_weights(model, sample_weight, ys):
-    count = len(model.output_names)
+    count = len(model.output_names) if ys is None else len(ys)  # nested outputs have more targets than names
     if sample_weight is None:
         return [None] * count
     if isinstance(sample_weight, dict):

@@ -44,7 +44,11 @@ class Trainer:
             optimizer: an optimizer or its name.
             loss: a loss (name, object or function ``fn(y_true, y_pred)``) for
                 every output, or one per output: a list, a dict by output name,
-                or the outputs' nested structure (None: no loss for that output).
+                or the outputs' nested structure or a prefix of it (None: no
+                loss for that output). As in Keras, a list where the outputs
+                hold another container gives each of its losses all the
+                outputs there, in their structure (for a loss function of
+                several outputs), and a list at one output sums its losses.
                 Without any, ``fit`` trains on the losses the layers add
                 (``add_loss``) and the weights' penalties, and ``evaluate``
                 reports 0 plus those.
@@ -59,7 +63,8 @@ class Trainer:
 
         Raises:
             ValueError: an unknown optimizer, loss or metric name (with the
-                closest known one), or losses that do not match the outputs.
+                closest known one). Losses, weights and metrics that do not
+                match the outputs raise in ``fit`` or ``evaluate``, as in Keras.
 
         Example:
             >>> from engine import Input, Model
@@ -280,8 +285,14 @@ class Trainer:
         targets = [None if t is None else np.asarray(t) for t in tree.flatten(y)]
         weights = ([None] * len(flat_pred) if sample_weight is None
                    else [None if w is None else np.asarray(w, "float32") for w in tree.flatten(sample_weight)])
+        if len(weights) < len(flat_pred):  # one sample_weight for every output
+            weights = weights[:1] * len(flat_pred)
         values = [np.asarray(untraced(p)) for p in flat_pred]
-        total, _, grads = self.compiled_loss.compute(targets, values, weights, with_gradients=recording())
+        # The losses match y_pred's own structure (an override may pass more outputs than the model has).
+        structure = tree.pack_as(y_pred, range(len(flat_pred)))
+        total, per_loss, grads = self.compiled_loss.compute(targets, values, weights, with_gradients=recording(),
+                                                            structure=structure)
+        self.compiled_loss.update_trackers(per_loss, _batch_size(values))
         loss = np.asarray(total or 0.0, "float32")
         if recording():
             (loss,) = record_op(lambda g: ([None if d is None else d * g[0] for d in grads], {}),
@@ -294,12 +305,12 @@ class Trainer:
     def metrics(self):
         """As Keras: the ``loss`` tracker, the compiled metrics as one metric
         (``compile_metrics``, whose result is a dict), then the running mean of
-        each output's loss when there are several (once the first batch ran)."""
+        each compiled loss when there are several (once the first batch ran)."""
         if getattr(self, "_compile_args", None) is None:
             return []
         compiled = [] if self.compiled_metrics is None else [self.compiled_metrics]
-        per_output = [] if self.compiled_loss is None else self.compiled_loss.metrics
-        return [self._loss_tracker, *compiled, *per_output]
+        per_loss = [] if self.compiled_loss is None else self.compiled_loss.metrics
+        return [self._loss_tracker, *compiled, *per_loss]
 
     @property
     def metrics_names(self):
@@ -378,7 +389,7 @@ class Trainer:
     def _train_batch(self, batch, trainable):
         """One optimizer step; ``trainable`` is the model's trainable weights (walked once per epoch)."""
         outputs, tape = self._forward_flat(batch.x)
-        total, per_output, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
+        total, per_loss, grads = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights)
         penalized = [v for v in trainable if v.regularizer is not None]
         added = bool(self._added_loss_values()) or getattr(tape, "has_losses", False)
         if total is None and not penalized and not added:
@@ -398,7 +409,7 @@ class Trainer:
         # The gradients of the loss times the optimizer's loss_scale_factor, which apply() divides out, as in Keras.
         gradients = [self.optimizer.scale_loss(grad) for grad in gradients]
         self._apply_atomically(gradients, variables, trainable)
-        self._record_batch(batch, outputs, total, per_output)
+        self._record_batch(batch, outputs, total, per_loss)
 
     def _no_loss_message(self, batch):
         if self.compiled_loss.configured and (batch.y is None or all(y is None for y in batch.y)):
@@ -409,11 +420,11 @@ class Trainer:
         return (f"No loss to compute. Provide a `loss` argument in `compile()`. Model {self.name!r} has nothing to "
                 f"train on: {reason}.")
 
-    def _record_batch(self, batch, outputs, total, per_output):
+    def _record_batch(self, batch, outputs, total, per_loss):
         """Adds one batch to the loss trackers and the compiled metrics."""
         size = len(next(x for x in batch.x if x is not None))  # an optional input may be None
         self._loss_tracker.update_state(total, sample_weight=size)
-        self.compiled_loss.update_trackers(per_output, size)
+        self.compiled_loss.update_trackers(per_loss, size)
         if self.compiled_metrics is not None:
             self.compiled_metrics.update(batch.y, outputs, batch.sample_weights)
 
@@ -444,8 +455,8 @@ class Trainer:
 
     def _test_batch(self, batch):
         outputs = self._run_flat(batch.x, training=False)
-        total, per_output, _ = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights, with_gradients=False)
-        self._record_batch(batch, outputs, (total or 0.0) + sum(self.losses), per_output)
+        total, per_loss, _ = self.compiled_loss.compute(batch.y, outputs, batch.sample_weights, with_gradients=False)
+        self._record_batch(batch, outputs, (total or 0.0) + sum(self.losses), per_loss)
 
     # ----------------------------------------------------------------- loops
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,

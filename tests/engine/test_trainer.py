@@ -204,11 +204,14 @@ def test_bad_training_data_fails_before_any_weight_changes(problem, message):
 
 def test_compile_errors():
     model = _two_headed()
+    data = {"a": np.ones((2, 3)), "b": np.ones((2, 2))}, {"score": np.ones((2, 1)), "label": np.zeros(2)}
+    model.compile(loss={"scroe": "mse"})  # as in Keras, the losses meet the outputs in fit or evaluate
     with pytest.raises(ValueError, match=r"received loss for outputs \['scroe'\], but model .* has no such output. "
                                          r"Its outputs are \['label', 'score'\]"):
-        model.compile(loss={"scroe": "mse"})
-    with pytest.raises(ValueError, match="received 3 loss for a model with 2 outputs"):
-        model.compile(loss=["mse", "mse", "mse"])
+        model.evaluate(*data, verbose=0)
+    model.compile(loss=["mse", "mse", "mse"])  # for a dict of outputs: each loss would get both outputs
+    with pytest.raises(ValueError, match=r"The loss 'mean_squared_error' at path \(\) .* applies to several outputs"):
+        model.fit(*data, verbose=0)
     with pytest.raises(RuntimeError, match=r"You must call compile\(\) on model .* before fit\(\)"):
         _classifier().fit(np.ones((2, 3)), np.zeros(2))
 

@@ -260,13 +260,127 @@ def test_a_custom_train_step_updates_compile_metrics_as_in_the_keras_guide():
     assert [type(m).__name__ for m in model.compiled_metrics.metrics] == ["CategoricalAccuracy", "MeanAbsoluteError"]
 
 
-def test_a_one_loss_list_at_an_output_is_that_loss_as_in_keras():
+def test_a_list_of_losses_at_one_output_sums_them_as_in_keras():
     x = Input(shape=(3,), name="x")
     model = Model(x, [Dense(1, name="a")(x), Dense(1, activation="sigmoid", name="b")(x)])
     data = np.random.default_rng(0).random((8, 3)), [np.ones((8, 1)), np.zeros((8, 1))]
     model.compile(loss=["mse", "binary_crossentropy"])
-    plain = model.evaluate(*data, verbose=0)
+    plain = model.evaluate(*data, verbose=0, return_dict=True)
     model.compile(loss=["mse", ["binary_crossentropy"]], loss_weights=[1.0, 1.0])
-    assert model.evaluate(*data, verbose=0) == pytest.approx(plain)
-    with pytest.raises(ValueError, match=r"The path: \(1,\) in the `loss` argument.*one tensor"):
-        model.compile(loss=["mse", ["binary_crossentropy", "mse"]])
+    assert model.evaluate(*data, verbose=0, return_dict=True) == pytest.approx(plain)
+    model.compile(loss=["mse", "mse"])
+    mse_b = model.evaluate(*data, verbose=0, return_dict=True)["b_loss"]
+    model.compile(loss=["mse", ["binary_crossentropy", "mse"]])
+    logs = model.evaluate(*data, verbose=0, return_dict=True)
+    assert logs["loss"] == pytest.approx(plain["loss"] + mse_b)
+    assert model.metrics_names == ["loss", "a_loss", "b_loss", "b_loss"]  # one mean per loss, named by output
+
+
+# --- outputs in a nested structure, losses over a part of it (Keras' CompileLoss) ---------------------------
+
+def _sum_of_mae(mean_absolute_error):
+    """A loss of several outputs at once: the sum of their mean absolute errors (flat in tree order)."""
+    from engine import tree
+
+    def structure_mae(y_true, y_pred):
+        return sum(mean_absolute_error(t, p) for t, p in zip(tree.flatten(y_true), tree.flatten(y_pred)))
+    return structure_mae
+
+
+def _nested_twins():
+    """Our model and Keras' with outputs ``{"p": (u, v), "w": w}`` (one sigmoid unit each), same weights."""
+    def build(lib_input, dense, model_cls):
+        x = lib_input((4,), name="x")
+        u, v, w = (dense(1, activation="sigmoid", name=n)(x) for n in "uvw")
+        return model_cls(x, {"p": (u, v), "w": w})
+    model = build(Input, Dense, Model)
+    twin = build(keras.Input, keras.layers.Dense, keras.Model)
+    twin.set_weights(model.get_weights())
+    return model, twin
+
+
+NESTED_TARGETS = {"p": (RNG.uniform(size=(8, 1)).astype("float32"), RNG.uniform(size=(8, 1)).astype("float32")),
+                  "w": RNG.uniform(size=(8, 1)).astype("float32")}
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["no loss weights", "loss weights"])
+def test_losses_over_parts_of_nested_outputs_train_as_in_keras(weighted):
+    model, twin = _nested_twins()
+    results = []
+    for m, lib in ((model, losses), (twin, keras.losses)):
+        loss = {"p": [_sum_of_mae(lib.mean_absolute_error), (None, "mse")], "w": _sum_of_mae(lib.mean_absolute_error)}
+        loss_weights = {"p": [0.25, (None, 3.0)], "w": 2.0} if weighted else None
+        m.compile(optimizer=("sgd" if m is model else keras.optimizers.SGD(0.5)), loss=loss, loss_weights=loss_weights)
+        if m is model:
+            m.optimizer.learning_rate = 0.5
+        logs = m.train_on_batch(X, NESTED_TARGETS, sample_weight=SAMPLE_WEIGHT, return_dict=True)
+        evaluated = m.evaluate(X, NESTED_TARGETS, verbose=0, return_dict=True)
+        results.append((logs, evaluated, m.get_weights()))
+    (ours, ours_eval, our_weights), (theirs, their_eval, their_weights) = results
+    assert sorted(ours) == sorted(theirs) == ["loss", "p/v_loss", "p_loss", "w_loss"]
+    for key in theirs:
+        assert ours[key] == pytest.approx(float(theirs[key]), rel=1e-5)
+        assert ours_eval[key] == pytest.approx(float(their_eval[key]), rel=1e-5)
+    for mine, keras_weight in zip(our_weights, their_weights):  # one step: the gradients of every loss agree
+        np.testing.assert_allclose(mine, keras_weight, rtol=1e-5, atol=1e-6)
+
+
+def test_a_list_of_losses_over_a_tuple_of_outputs_gives_each_the_whole_tuple_or_its_part():
+    x = Input((4,), name="x")
+    model = Model(x, (Dense(1, name="u")(x), Dense(1, name="v")(x)))
+    y = (np.zeros((8, 1)), np.ones((8, 1)))
+    seen = []
+
+    def whole(y_true, y_pred):
+        seen.append((type(y_true).__name__, type(y_pred).__name__))
+        return _sum_of_mae(losses.mean_absolute_error)(y_true, y_pred)
+
+    model.compile(optimizer="sgd", loss=[whole, ("mse", "mae")])
+    logs = model.evaluate(X, y, verbose=0, return_dict=True)
+    assert seen == [("tuple", "tuple")]
+    assert sorted(logs) == ["loss", "u_loss", "u_v_loss", "v_loss"]
+    assert logs["loss"] == pytest.approx(logs["u_v_loss"] + logs["u_loss"] + logs["v_loss"], rel=1e-6)
+    u, v = model.predict(X, verbose=0)
+    assert logs["u_v_loss"] == pytest.approx(np.abs(u).mean() + np.abs(v - 1).mean(), rel=1e-5)
+    seen.clear()
+    model.compile(loss=(whole, ("mse", "mae")))  # the outputs' own container: ``whole`` gets u, v gets two losses
+    logs = model.evaluate(X, y, verbose=0, return_dict=True)
+    assert seen == [("ndarray", "ndarray")]
+    assert model.metrics_names == ["loss", "u_loss", "v_loss", "v_loss"]
+    assert logs["loss"] == pytest.approx(np.abs(u).mean() + np.mean((v - 1) ** 2) + np.abs(v - 1).mean(), rel=1e-5)
+    model.compile(loss=("mse", "mse", "mse"))
+    with pytest.raises(KeyError, match=r"The path: \(2,\) .* received 3 loss for a model with 2 outputs"):
+        model.evaluate(X, y, verbose=0)
+    model.compile(loss=["mse", "mse", "mse"])  # a list where the outputs are a tuple: each loss gets both
+    with pytest.raises(ValueError, match=r"'mean_squared_error' at path \(\) .* applies to several outputs"):
+        model.evaluate(X, y, verbose=0)
+
+
+def test_losses_and_metrics_that_miss_the_outputs_raise_in_fit_not_compile():
+    model, _ = _twins("dict")
+    model.compile(optimizer="sgd", loss={"a": "mse", "c": "mse"})
+    with pytest.raises(KeyError, match=r"The path: \('c',\) in the `loss` argument, can't be found in either the "
+                                       r"model's output .* received loss for outputs \['c'\]"):
+        model.fit(X, TARGETS["dict"], verbose=0)
+    list_model, _ = _twins("list")
+    list_model.compile(optimizer="sgd", loss={"a": "mse", "z": "mse"})
+    with pytest.raises(ValueError, match=r"Expected keys \['a', 'b'\] in loss dict.* outputs \['z'\]"):
+        list_model.evaluate(X, TARGETS["list"], verbose=0)
+    list_model.compile(optimizer="sgd", loss="mse", metrics={"z": ["mae"]})
+    with pytest.raises(ValueError, match=r"(?s)Invalid `metrics`.*'z'"):
+        list_model.evaluate(X, TARGETS["list"], verbose=0)
+
+
+def test_an_overridden_compute_loss_may_give_the_losses_more_outputs_than_the_model_has():
+    class Doubled(Model):
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+            return super().compute_loss(x=x, y=y, y_pred=[y_pred, y_pred], sample_weight=sample_weight)
+
+    x = Input((4,), name="x")
+    model = Doubled(x, Dense(1, activation="sigmoid", name="out")(x))
+    model.compile(optimizer="sgd", loss=["mse", "binary_crossentropy"])
+    history = model.fit(X, (Y_B, Y_B), epochs=2, batch_size=8, verbose=0).history
+    assert sorted(history) == ["binary_crossentropy_loss", "loss", "mean_squared_error_loss"]
+    assert history["loss"][0] == pytest.approx(history["mean_squared_error_loss"][0]
+                                               + history["binary_crossentropy_loss"][0], rel=1e-6)
+    assert history["loss"][1] < history["loss"][0]

@@ -1,0 +1,5 @@
+"""``keras.applications.xception``: Xception."""
+
+from layers.applications.xception import Xception
+
+__all__ = ["Xception"]

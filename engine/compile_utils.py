@@ -112,8 +112,9 @@ class CompiledLoss:
                     + f"Its outputs are {names}; give each one an entry (None for none)."
                 )
             loss = [loss[name] for name in names]
-            if isinstance(loss_weights, dict) and set(loss_weights) == set(names):
-                loss_weights = [loss_weights[name] for name in names]
+        if names and isinstance(loss_weights, dict) and not isinstance(structure, dict) \
+                and set(loss_weights) == set(names):  # weights by output name, in the outputs' order
+            loss_weights = [loss_weights[name] for name in names]
         weighted = _weigh(loss, loss_weights)
         if not isinstance(weighted, _NESTED):
             weighted = tree.map_structure(lambda _: weighted, structure)

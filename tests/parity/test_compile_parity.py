@@ -384,3 +384,11 @@ def test_an_overridden_compute_loss_may_give_the_losses_more_outputs_than_the_mo
     assert history["loss"][0] == pytest.approx(history["mean_squared_error_loss"][0]
                                                + history["binary_crossentropy_loss"][0], rel=1e-6)
     assert history["loss"][1] < history["loss"][0]
+
+
+def test_loss_weights_by_output_name_follow_the_names_not_their_sorted_order():
+    x = Input((4,), name="x")
+    model = Model(x, [Dense(1, name="z")(x), Dense(1, name="a")(x)])
+    model.compile(loss=["mse", "mae"], loss_weights={"z": 1.0, "a": 0.0})
+    logs = model.evaluate(X, [Y_B, Y_B], verbose=0, return_dict=True)
+    assert logs["loss"] == pytest.approx(logs["z_loss"]) and logs["a_loss"] > 0

@@ -211,8 +211,7 @@ class CompiledLoss:
 
         if targets is None:
             return
-        if self.entries is None:
-            self.build()
+        self._require_entries()
         self._resolve(targets, [tensor.shape for tensor in model.outputs])
         for entry in self.entries:
             if not isinstance(entry.outputs, int) or entry.loss is None or targets[entry.outputs] is None:

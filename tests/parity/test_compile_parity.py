@@ -392,3 +392,14 @@ def test_loss_weights_by_output_name_follow_the_names_not_their_sorted_order():
     model.compile(loss=["mse", "mae"], loss_weights={"z": 1.0, "a": 0.0})
     logs = model.evaluate(X, [Y_B, Y_B], verbose=0, return_dict=True)
     assert logs["loss"] == pytest.approx(logs["z_loss"]) and logs["a_loss"] > 0
+
+
+def test_one_loss_and_nested_metrics_over_nested_outputs_match_keras():
+    model, twin = _nested_twins()
+    logs = []
+    for m in (model, twin):
+        m.compile(optimizer="sgd", loss="mse", metrics={"p": [["mae"], ["mse"]], "w": ["mae"]})
+        logs.append(m.evaluate(X, NESTED_TARGETS, sample_weight=SAMPLE_WEIGHT, verbose=0, return_dict=True))
+    ours, theirs = logs
+    assert sorted(ours) == sorted(theirs) == ["loss", "p/u_loss", "p/v_loss", "u_mae", "v_mse", "w_loss", "w_mae"]
+    assert ours == pytest.approx({key: float(value) for key, value in theirs.items()}, rel=1e-5)

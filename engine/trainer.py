@@ -282,7 +282,14 @@ class Trainer:
         """
         self._resolve_on_outputs(y_pred)
         flat_pred = tree.flatten(y_pred)
-        targets = [None if t is None else np.asarray(t) for t in tree.flatten(y)]
+        targets = [None] * len(flat_pred) if y is None else [None if t is None else np.asarray(t)
+                                                             for t in tree.flatten(y)]
+        if len(targets) != len(flat_pred):
+            raise ValueError(
+                f"y_true and y_pred have different structures: compute_loss() of model {self.name!r} received "
+                f"{len(targets)} target array(s) for {len(flat_pred)} prediction(s). Give y in the structure of "
+                "y_pred (one target per output, None for an output without a loss)."
+            )
         weights = ([None] * len(flat_pred) if sample_weight is None
                    else [None if w is None else np.asarray(w, "float32") for w in tree.flatten(sample_weight)])
         if len(weights) < len(flat_pred):  # one sample_weight for every output

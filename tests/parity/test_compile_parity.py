@@ -403,3 +403,14 @@ def test_one_loss_and_nested_metrics_over_nested_outputs_match_keras():
     ours, theirs = logs
     assert sorted(ours) == sorted(theirs) == ["loss", "p/u_loss", "p/v_loss", "u_mae", "v_mse", "w_loss", "w_mae"]
     assert ours == pytest.approx({key: float(value) for key, value in theirs.items()}, rel=1e-5)
+
+
+def test_compute_loss_refuses_targets_that_do_not_match_the_predictions():
+    model, _ = _twins("list")
+    model.compile(optimizer="sgd", loss=["mse", "bce"])
+    outputs = model.predict(X, verbose=0)
+    with pytest.raises(ValueError, match=r"y_true and y_pred have different structures: .* received 1 target array\(s\) "
+                                         r"for 2 prediction\(s\)"):
+        model.compute_loss(y=Y_B, y_pred=outputs)
+    assert float(model.compute_loss(y=[None, Y_B], y_pred=outputs)) == pytest.approx(
+        float(losses.BinaryCrossentropy()(Y_B, outputs[1])), rel=1e-6)

@@ -14,6 +14,7 @@ from engine.data_adapter import cast_input
 from engine.dtypes import dtype_kind, float64_kept
 from engine.input_layer import Input, InputLayer
 from engine.keras_tensor import KerasTensor
+from engine.mask_of import as_graph_tensor
 from engine.model import Model
 from engine.plan import DisconnectedOutputError, ExecutionPlan
 from engine.variable import Variable
@@ -65,6 +66,7 @@ class Functional(Model):
                         f"All `{role}` values must be KerasTensors (from Input() or from calling a layer on one), "
                         f"but model {self.name!r} received {type(value).__name__}: {value!r}."
                     )
+        outputs = tree.map_structure(as_graph_tensor, outputs)  # a mask spec (t._keras_mask) is computed from t
         if not all(_is_input_tensor(t) for t in tree.flatten(inputs)):
             inputs, outputs = _rebuilt_from_new_inputs(inputs, outputs)
         self._inputs_struct = inputs

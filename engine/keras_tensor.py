@@ -67,7 +67,7 @@ class KerasTensor:
         'bool'
     """
 
-    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask", "_sparse", "_ragged")
+    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask", "_mask_of", "_sparse", "_ragged")
     __array_ufunc__ = None  # so `ndarray + KerasTensor` defers to our operators
 
     def __init__(self, shape, dtype="float32", sparse=False, ragged=False, name=None):
@@ -80,6 +80,7 @@ class KerasTensor:
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_keras_history", None)
         object.__setattr__(self, "_keras_mask", None)
+        object.__setattr__(self, "_mask_of", None)  # for a mask spec: the tensor whose mask it is
 
     @property
     def shape(self):
@@ -125,6 +126,8 @@ class KerasTensor:
     def _set_mask(self, mask):
         """Records the spec of the mask this tensor will carry (set once, by the layer call that made it)."""
         object.__setattr__(self, "_keras_mask", mask)
+        if mask is not None and mask._keras_history is None:
+            object.__setattr__(mask, "_mask_of", self)  # a model given the spec as an output computes it from here
 
     def _mark_graph_entry(self):
         """Gives a tensor made directly (``KerasTensor(shape)``), on its first use

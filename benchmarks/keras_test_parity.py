@@ -133,6 +133,9 @@ _EXPORT = "keras.export (TF SavedModel / ExportArchive): nodeweave exports ONNX 
 _LAYER_HARNESS = ("Keras' run_layer_test calls the layer on Keras' own KerasTensors and trains it inside a Keras "
                   "Model under jax.jit: a step of Keras' backend harness that only a Keras layer can take")
 _LORA = "LoRA (enable_lora): nodeweave has no low-rank adapters"
+_BYTECODE = ("a Lambda's Python bytecode saved in a .keras file and loaded back (safe_mode=False): nodeweave "
+             "never unmarshals code from a file, by design (a Lambda is saved by its function's registered or "
+             "importable name)")
 
 # (file, test name pattern matched from the start of the test's name, reason).
 NOT_APPLICABLE = [
@@ -144,6 +147,8 @@ NOT_APPLICABLE = [
     ("dense_test", r"test_(quantize|int4|int8|float8|gptq|awq|.*quantiz)", _QUANT),
     ("dense_test", r"test_.*(lora)", _LORA),
     ("dense_test", r"test_dense_sparse", _SPARSE),
+    ("dense_test", r"test_legacy_load_own_variables", _QUANT),  # five of its six stores are quantized layers'
+    ("sequential_test", r"test_serialization_with_lambda_layer", _BYTECODE),
     ("dense_test", r"test_dense_basics", _LAYER_HARNESS),
     ("dense_test", r"test_.*export", _EXPORT),
     ("layer_test", r"test_(remat|.*remat)", _REMAT),

@@ -282,6 +282,9 @@ class Trainer:
         """
         self._resolve_on_outputs(y_pred)
         flat_pred = tree.flatten(y_pred)
+        names = self.compiled_loss.names
+        if isinstance(y, dict) and not isinstance(y_pred, dict) and set(y) == set(names):
+            y = [y[name] for name in names]  # targets by output name, as Keras reads them
         targets = [None] * len(flat_pred) if y is None else [None if t is None else np.asarray(t)
                                                              for t in tree.flatten(y)]
         if len(targets) != len(flat_pred):

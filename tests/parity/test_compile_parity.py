@@ -414,3 +414,13 @@ def test_compute_loss_refuses_targets_that_do_not_match_the_predictions():
         model.compute_loss(y=Y_B, y_pred=outputs)
     assert float(model.compute_loss(y=[None, Y_B], y_pred=outputs)) == pytest.approx(
         float(losses.BinaryCrossentropy()(Y_B, outputs[1])), rel=1e-6)
+
+
+def test_compute_loss_reads_targets_by_output_name_for_list_outputs():
+    x = Input((4,), name="x")
+    model = Model(x, [Dense(1, name="z")(x), Dense(1, activation="sigmoid", name="a")(x)])
+    model.compile(optimizer="sgd", loss=["mse", "bce"])
+    outputs = model.predict(X, verbose=0)
+    targets = [RNG.normal(size=(8, 1)).astype("float32"), Y_B]
+    by_position = float(model.compute_loss(y=targets, y_pred=outputs))
+    assert float(model.compute_loss(y={"a": targets[1], "z": targets[0]}, y_pred=outputs)) == pytest.approx(by_position)

@@ -55,6 +55,8 @@ class KerasTensor:
     Args:
         shape: the shape, batch axis included (``None`` for unknown sizes).
         dtype: the dtype's name.
+        sparse, ragged: Keras' flags, kept as given (see the properties); no
+            Input or layer of nodeweave makes such a tensor.
         name: a name (``Input`` gives its layer's).
 
     Example:

@@ -475,8 +475,9 @@ def functional_subclass(cls: type) -> type:
 
 
 def _is_input_tensor(tensor):
+    """Whether ``tensor`` enters a model as it is: an Input's, or one no layer made (the plan checks it)."""
     history = tensor._keras_history
-    return history is None or isinstance(history.layer, InputLayer)  # no history: the plan names the problem
+    return history is None or history.layer is None or isinstance(history.layer, InputLayer)
 
 
 def _rebuilt_from_new_inputs(inputs, outputs):

@@ -20,38 +20,61 @@ import numpy as np
 
 from engine.autodiff import untraced
 from engine.utils import random_generator
+from engine.variable import Variable
 
 
 class SeedGenerator:
     """A stateful source of random draws: a layer's, or one passed as ``seed=``.
 
-    With a ``seed``, it owns a generator seeded once, and each draw advances it,
-    so two SeedGenerators with the same seed draw the same sequence; without one,
-    every draw uses the global generator of ``engine.utils`` at draw time, so
-    ``engine.utils.set_random_seed`` makes the run reproducible.
+    With a ``seed``, its ``state`` is a non-trainable Variable ``[seed, count]``,
+    as in Keras: each draw uses a generator made from the state (``next()``) and
+    advances the count, so two SeedGenerators with the same seed draw the same
+    sequence, and a layer holding one lists the state in ``variables``. Without
+    a seed it has no state: every draw uses the global generator of
+    ``engine.utils`` at draw time, so ``engine.utils.set_random_seed`` makes the
+    run reproducible.
 
     Args:
-        seed: an integer, or None for the global generator.
+        seed: a non-negative integer, or None for the global generator.
+        name: the name (default ``seed_generator``); the state is ``<name>_state``.
 
     Example:
         >>> a, b = SeedGenerator(7), SeedGenerator(7)
         >>> bool((normal((3,), seed=a) == normal((3,), seed=b)).all())
         True
+        >>> a.state.numpy()
+        array([7, 1])
     """
 
     def __init__(self, seed: int | None = None, name: str | None = None):
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
             raise ValueError(f"Expected `seed` to be an integer or None. Received: seed={seed!r}")
+        if seed is not None and seed < 0:
+            raise ValueError(f"Expected `seed` to be non-negative (NumPy seeds its generators so). Received: seed={seed}")
         self.name = name or "seed_generator"
-        self._generator = None if seed is None else random_generator(seed)
+        self.state = None if seed is None else Variable(np.array([seed, 0], "int64"), trainable=False,
+                                                        name=f"{self.name}_state")
+
+    def next(self) -> np.ndarray:
+        """The state to draw from now, ``[seed, count]``, advancing the count (Keras' ``SeedGenerator.next``).
+
+        Raises:
+            ValueError: a generator without a seed (it draws from the global generator).
+        """
+        if self.state is None:
+            raise ValueError(f"SeedGenerator {self.name!r} has no seed: it draws from the global generator. "
+                             "Give it a seed for a state of its own.")
+        current = self.state.numpy().copy()
+        self.state.assign(current + np.array([0, 1]))
+        return current
 
     @property
     def generator(self) -> np.random.Generator:
-        """The NumPy generator the next draw uses."""
-        return random_generator() if self._generator is None else self._generator
+        """The NumPy generator the next draw uses (made from ``next()``, or the global one)."""
+        return random_generator() if self.state is None else np.random.default_rng(self.next())
 
     def __repr__(self) -> str:
-        return f"<SeedGenerator name={self.name!r}{' (global)' if self._generator is None else ''}>"
+        return f"<SeedGenerator name={self.name!r}{' (global)' if self.state is None else ''}>"
 
 
 def _generator(seed) -> np.random.Generator:

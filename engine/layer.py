@@ -25,6 +25,7 @@ from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
 from engine.argument_gradients import first_argument_name
+from engine.build_shapes import shapes_by_name
 from engine.call_errors import raise_in_call_context
 from engine.call_keywords import call_parameters, checked_call_keywords
 from engine.keras_arguments import accept_keras_arguments
@@ -36,9 +37,11 @@ from engine.module import Module
 from engine.naming import to_snake_case, unique_name
 from engine.output_spec import (attach_mask_specs, example, inferred_output_spec, is_shape as _is_shape, shapes_of,
                                  specs_for_shapes, symbolic_mask)
-from engine.one_door import engine_keywords_by_name, settle_call_and_forward
+from engine.one_door import engine_keywords_by_name, refuse_non_tensor_positionals, settle_call_and_forward
 from engine.node import Node
 from engine.registry import register_builtin
+from engine.tracking import (StateLock, held_metrics, metric_variables, names_made_in_build, refuse_new_state, seed_states,
+                             untrack_variable)
 from engine.variable import Variable
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
@@ -149,7 +152,10 @@ class Layer(Module):
             )
         self.name = name or unique_name(to_snake_case(type(self).__name__))
         self.dtype = dtype_name(dtype or "float32")
-        self._trainable = trainable
+        if not isinstance(trainable, (bool, np.bool_)):
+            raise ValueError(f"Expected `trainable` argument to be a boolean, but got: {trainable!r} (layer "
+                             f"{self.name!r}, {type(self).__name__}). Pass True or False.")
+        self._trainable = bool(trainable)
         self.built = False
         self.input_spec = None
         self._inbound_nodes = []
@@ -248,6 +254,7 @@ class Layer(Module):
             )
         variables = self._tracked("_variables")
         name = name or f"variable_{len(variables)}"
+        refuse_new_state(self, f"weight {name!r}")
         if variables and any(variable.name == name for variable in variables):
             raise ValueError(
                 f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
@@ -303,8 +310,8 @@ class Layer(Module):
 
     @property
     def variables(self):
-        """Keras 3's name for ``weights`` (every state a layer holds is a weight here)."""
-        return self.weights
+        """``weights``, then the states of the seed generators held (``engine.tracking``), as Keras 3 lists them."""
+        return self.weights + seed_states(self)
 
     @property
     def trainable_variables(self):
@@ -313,8 +320,47 @@ class Layer(Module):
 
     @property
     def non_trainable_variables(self):
-        """Keras 3's name for ``non_trainable_weights``."""
-        return self.non_trainable_weights
+        """``non_trainable_weights``, then the states of the seed generators held, as in Keras 3."""
+        return self.non_trainable_weights + seed_states(self)
+
+    @property
+    def _trainable_variables(self):
+        """The layer's own weights created trainable, frozen or not (Keras' list)."""
+        return [v for v in self._own_variables() if v.trainable]
+
+    @property
+    def _non_trainable_variables(self):
+        """The layer's own weights created non-trainable (Keras' list)."""
+        return [v for v in self._own_variables() if not v.trainable]
+
+    @property
+    def metrics(self):
+        """The metrics held by this layer and its sub-layers (Keras 3's ``Layer.metrics``)."""
+        return held_metrics(self)
+
+    @property
+    def metrics_variables(self):
+        """The state of ``metrics`` as Variables (copies, read now)."""
+        return metric_variables(self.metrics)
+
+    @property
+    def _layers(self):
+        """The layers held directly in attributes (alone, or in lists, tuples and dicts), as Keras tracks them."""
+        return [module for module in self._child_modules() if isinstance(module, Layer)]
+
+    @property
+    def _tracker(self):
+        """The lock on new state (``engine.tracking.StateLock``), locked once the call template built the layer."""
+        return self.__dict__.setdefault("_state_lock", StateLock())
+
+    def _untrack_variable(self, variable):
+        """Drops ``variable`` from the layer's weights; returns None (``self.w = self._untrack_variable(self.w)``)."""
+        return untrack_variable(self, variable)
+
+    def _build_at_init(self):
+        """Marks a layer that makes all its state in ``__init__`` as built, and locks its state (Keras' call)."""
+        self.built = True
+        self._tracker.lock()
 
     def _flatten_layers(self, include_self=True, recursive=True):
         """This layer (with ``include_self``), then its sub-layers: all below it, or only
@@ -461,7 +507,7 @@ class Layer(Module):
 
     def __getattr__(self, name):
         # Only reached when normal lookup fails: explain weights created in build().
-        if not name.startswith("__") and not self.__dict__.get("built", True):
+        if not self.__dict__.get("built", True) and name in names_made_in_build(type(self)):
             raise AttributeError(
                 f"{type(self).__name__!s} layer {self.__dict__.get('name')!r} has no attribute {name!r} "
                 "yet: weights are created in build(), which runs on the first call. "
@@ -533,7 +579,11 @@ class Layer(Module):
             >>> Dense(5).compute_output_shape((None, 3))
             (None, 5)
         """
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"Layer {type(self).__name__} does not have a `compute_output_shape` method implemented. Define "
+            f"compute_output_shape(self, input_shape) for layer {self.name!r}, or let symbolic calls infer the "
+            "shapes by running call()."
+        )
 
     def compute_mask(self, inputs, mask=None):
         """The mask of the outputs (a boolean array, e.g. over time steps), given
@@ -767,18 +817,19 @@ class Layer(Module):
             args = (kwargs.pop(first),)
         if len(args) > 1:
             args, kwargs = engine_keywords_by_name(self, args, kwargs)
+            refuse_non_tensor_positionals(self, args)
         kwargs = checked_call_keywords(self, kwargs)
         flat_inputs = tree.flatten(args[0])
         symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]
         if symbolic or any(isinstance(x, KerasTensor) for x in tree.flatten((args[1:], {
                 key: value for key, value in kwargs.items() if key not in self._naming_keywords}))):
-            if len(symbolic) != len(flat_inputs):
+            if len(symbolic) != sum(x is not None for x in flat_inputs):  # None: an input not given, as in Keras
                 raise ValueError(
                     f"Layer {self.name!r} received a mix of symbolic tensors and concrete values as "
                     f"inputs: {flat_inputs}. Use Input(...) for every input of a graph, or "
                     "call the layer on NumPy arrays only."
                 )
-            return self._symbolic_call(args, kwargs, flat_inputs)
+            return self._symbolic_call(args, kwargs, symbolic)
         return self._eager_call(args, kwargs, flat_inputs)
 
     def _has_backward(self):
@@ -796,7 +847,7 @@ class Layer(Module):
         flat_inputs = [self._as_array(x) for x in flat_inputs]
         args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
         self._check_inputs(flat_inputs)
-        self._maybe_build(args[0])
+        self._build_for_call(args[0], args, kwargs)
         training = call_training(kwargs.pop("training", None))
         try:
             outputs = self._call(args[0], training, kwargs, args[1:])
@@ -830,7 +881,7 @@ class Layer(Module):
         args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
         plain = [untraced(x) for x in flat_inputs]
         self._check_inputs(plain)
-        self._maybe_build(tree.pack_as(args[0], plain))
+        self._build_for_call(tree.pack_as(args[0], plain), args, kwargs)
         training = call_training(kwargs.pop("training", None))
         try:
             if self._has_backward():
@@ -843,7 +894,7 @@ class Layer(Module):
 
     def _symbolic_call(self, args, kwargs, flat_inputs):
         self._check_inputs(flat_inputs)
-        self._maybe_build(args[0])
+        self._build_for_call(args[0], args, kwargs)
         call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
         outputs = self._symbolic_outputs(args, call_kwargs)
         Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
@@ -885,16 +936,23 @@ class Layer(Module):
             )
         assert_input_compatibility(self.input_spec, flat_inputs, self.name)
 
-    def _maybe_build(self, inputs):
+    def _build_for_call(self, inputs, args, kwargs):
+        """Builds on the first call: ``build`` gets the shapes of ``inputs``, or each argument's by name."""
+        if not self.built:
+            named = shapes_by_name(self, args, kwargs)
+            self._maybe_build(inputs) if named is None else self._maybe_build(inputs, named)
+
+    def _maybe_build(self, inputs, named_shapes=None):
         if self.built:
             return
         with BUILD_LOCK:
             if self.built:  # another thread built it while this one waited
                 return
             shapes = shapes_of(inputs)
-            self.build(shapes)
+            self.build(shapes) if named_shapes is None else self.build(**named_shapes)
             self.built = True
             self._build_shapes = shapes
+            self._tracker.lock()
 
     def _as_array(self, value):
         if isinstance(value, Variable):

@@ -48,14 +48,16 @@ class Module:
         return found
 
     def _child_modules(self):
-        """The explicit ``_modules``, then the Modules held in attributes (alone or in lists)."""
+        """The explicit ``_modules``, then the Modules held in attributes (alone, or in lists, tuples and dicts), each once."""
         children = list(self._tracked("_modules"))
         for name, value in self.__dict__.items():
             if isinstance(value, Module):
                 children.append(value)
             elif isinstance(value, (list, tuple)) and name != "_modules":
                 children.extend(v for v in value if isinstance(v, Module))
-        return children
+            elif isinstance(value, dict):
+                children.extend(v for v in value.values() if isinstance(v, Module))
+        return list({id(child): child for child in children}.values())
 
     def _submodules(self):
         """Every module below this one, depth first, each once (no recursion)."""

@@ -20,6 +20,8 @@ bound to their names when the layer is called: ``Softmax()(y, mask)`` is
 import functools
 import inspect
 
+from engine import tree
+
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -164,3 +166,46 @@ def _first_engine_keyword(names):
         if name in ("training", "mask") or name.endswith("_mask") and name[: -len("_mask")] in names:
             return position
     return len(names)
+
+
+def refuse_non_tensor_positionals(layer, args: tuple) -> None:
+    """Checks that a call's positional arguments past the inputs are tensors (arrays,
+    KerasTensors, traced values, numbers, which NumPy takes as 0-d arrays; None for
+    an absent one), or structures of them: a flag, a string or another object goes
+    by keyword, as in Keras, so that it is never taken for a tensor of the graph.
+
+    Args:
+        layer: the layer called.
+        args: the call's positional arguments, the inputs first.
+
+    Raises:
+        ValueError: with Keras' phrase, naming the layer, the value and the keyword to write.
+
+    Example:
+        >>> from engine import Layer
+        >>> class Flagged(Layer):
+        ...     def call(self, x, flag):
+        ...         return x
+        >>> try:
+        ...     refuse_non_tensor_positionals(Flagged(), (1.0, True))
+        ... except ValueError as error:
+        ...     print(str(error).split(". ")[-1])
+        Write flag=True.
+    """
+    names = _positional_names(type(layer).call)
+    for position, value in enumerate(args[1:], start=1):
+        leaves = tree.flatten(value)
+        if not all(_tensor_like(leaf) for leaf in leaves):
+            name = names[position] if position < len(names) else None
+            raise ValueError(
+                "Only input tensors may be passed as positional arguments. The following argument value "
+                f"should be passed as a keyword argument: {value!r} (of type {type(value).__name__}), argument "
+                f"{position} of the call of layer {layer.name!r} ({type(layer).__name__}). Write "
+                + (f"{name}={value!r}." if name else "it by the name call() gives it.")
+            )
+
+
+def _tensor_like(value) -> bool:
+    if value is None or hasattr(value, "shape") and hasattr(value, "dtype"):
+        return True
+    return isinstance(value, (int, float, complex)) and not isinstance(value, bool)

@@ -45,10 +45,10 @@ def specs_for_shapes(shapes, dtype: str):
 
 
 def shapes_of(inputs):
-    """The shape of each input, as a tuple, in the structure of ``inputs``."""
+    """The shape of each input, as a tuple, in the structure of ``inputs`` (None for an input not given)."""
     if hasattr(inputs, "shape"):
         return tuple(inputs.shape)
-    return tree.map_structure(lambda x: tuple(x.shape), inputs)
+    return tree.map_structure(lambda x: None if x is None else tuple(x.shape), inputs)
 
 
 def inferred_output_spec(layer, args: list, kwargs: dict):
@@ -58,7 +58,7 @@ def inferred_output_spec(layer, args: list, kwargs: dict):
     output axis that follows an unknown size (``ops.arange(ops.shape(x)[1])``)
     stays unknown. While a file is loaded the examples are charged against its
     budget. Losses the runs add (``add_loss``) belong to no call and are dropped."""
-    flat_inputs = tree.flatten(args[0])
+    flat_inputs = [t for t in tree.flatten(args[0]) if t is not None]
     batch_unknown = any(t.shape and t.shape[0] is None for t in flat_inputs)
     masks = {}
     if "mask" not in kwargs and "mask" in call_parameters(type(layer)) and symbolic_mask(args[0]) is not None:
@@ -122,7 +122,7 @@ def symbolic_mask(inputs):
     single tensor, a list for several, None when no input carries a mask."""
     if isinstance(inputs, KerasTensor):
         return inputs._keras_mask
-    masks = [t._keras_mask for t in tree.flatten(inputs)]
+    masks = [None if t is None else t._keras_mask for t in tree.flatten(inputs)]
     return None if all(m is None for m in masks) else masks
 
 

@@ -175,8 +175,10 @@ class MultiHeadAttention(Layer):
             )
 
     def _create_weights_once(self, query, value, key):
-        if "query_kernel" not in self.__dict__:
+        if "query_kernel" not in self.__dict__:  # deferred by build (Keras' form): made at the first call on purpose
+            self._tracker.unlock()
             self._create_weights(query, value, key)
+            self._tracker.lock()
 
     def _check_shapes(self, query, value, key):
         """Raises unless the shapes fit each other and the projections' kernels."""

@@ -109,3 +109,172 @@ def test_a_loss_added_while_a_model_infers_shapes_is_not_counted():
     model = Sequential([Penalty()])  # built on its first call, by running Penalty on an example
     model(np.full((2,), 3.0, "float32"))
     assert model.losses == [6.0]
+
+
+def test_seed_generator_states_are_variables_but_not_weights():
+    from engine.keras_random import SeedGenerator, normal
+
+    class Noisy(Layer):
+        def __init__(self):
+            super().__init__()
+            self.noise = {"a": SeedGenerator(11)}
+            self.w = self.add_weight(shape=(2,), initializer="ones")
+
+        def call(self, x):
+            return x * self.w + normal(x.shape, seed=self.noise["a"])
+
+    layer = Noisy()
+    state = layer.noise["a"].state
+    assert layer.weights == [layer.w]
+    assert layer.variables == [layer.w, state] and layer.non_trainable_variables == [state]
+    first = layer(np.zeros((1, 2), "float32"))
+    assert state.numpy().tolist() == [11, 1]  # each draw advances the count
+    assert not np.allclose(first, layer(np.zeros((1, 2), "float32")))
+
+
+def test_sub_layers_in_dicts_are_tracked_with_their_weights():
+    from layers import Dense
+
+    class Branches(Layer):
+        def __init__(self):
+            super().__init__()
+            self.branches = {"left": Dense(2), "right": Dense(3)}
+
+        def call(self, x):
+            return self.branches["left"](x), self.branches["right"](x)
+
+    layer = Branches()
+    layer(np.ones((1, 4), "float32"))
+    assert layer._layers == [layer.branches["left"], layer.branches["right"]]
+    assert len(layer.weights) == 4
+
+
+def test_a_weight_added_in_call_after_build_is_refused_unless_unlocked():
+    class Growing(Layer):
+        def call(self, x):
+            self.extra = self.add_weight(shape=(), initializer="zeros", name="extra")
+            return x
+
+    layer = Growing(name="growing")
+    with pytest.raises(ValueError, match="cannot add new elements of state.*'growing'.*weight 'extra'"):
+        layer(np.ones((1,), "float32"))
+    layer._tracker.unlock()
+    layer(np.ones((1,), "float32"))
+    assert [v.name for v in layer.weights] == ["extra"]
+
+
+def test_untracking_a_weight_removes_it_and_clears_the_attribute():
+    layer = Layer()
+    layer.w = layer.add_weight(shape=(2,), name="w")
+    keep = layer.add_weight(shape=(3,), name="keep")
+    layer.w = layer._untrack_variable(layer.w)
+    assert layer.w is None and layer.weights == [keep]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_trainable_must_be_a_boolean(value):
+    from layers import Dense
+
+    with pytest.raises(ValueError, match=f"Expected `trainable` argument to be a boolean, but got: {value!r}"):
+        Dense(2, trainable=value)
+
+
+def test_own_weight_lists_keep_how_weights_were_created_when_frozen():
+    from layers import BatchNormalization
+
+    layer = BatchNormalization(trainable=False)
+    layer.build((None, 3))
+    assert [v.name for v in layer._trainable_variables] == ["gamma", "beta"]
+    assert [v.name for v in layer._non_trainable_variables] == ["moving_mean", "moving_variance"]
+    assert layer.trainable_weights == []
+
+
+def test_a_flag_given_by_position_is_refused_with_the_keyword_to_write():
+    class Flagged(Layer):
+        def call(self, x, invert):
+            return -x if invert else x
+
+    x = KerasTensor((2, 3))
+    with pytest.raises(ValueError, match="Only input tensors may be passed as positional arguments.*Write invert=True"):
+        Flagged()(x, True)
+    assert Flagged()(x, invert=True).shape == (2, 3)
+
+
+def test_build_gets_each_arguments_shape_by_name():
+    class Pair(Layer):
+        def build(self, right_shape, left_shape):
+            self.seen = (left_shape, right_shape)
+
+        def call(self, left, right=None):
+            return left
+
+    layer = Pair()
+    layer(np.ones((2, 3), "float32"), right=np.ones((2, 5), "float32"))
+    assert layer.seen == ((2, 3), (2, 5))
+    absent = Pair()
+    absent(np.ones((2, 3), "float32"))
+    assert absent.seen == ((2, 3), None)
+
+
+class _Unsuffixed(Layer):
+    def build(self, left_shape, other):
+        pass
+
+    def call(self, left, right):
+        return left
+
+
+class _Unmatched(Layer):
+    def build(self, left_shape, middle_shape):
+        pass
+
+    def call(self, left, right):
+        return left
+
+
+@pytest.mark.parametrize("cls, phrase", [
+    (_Unsuffixed, "argument `other`, which does not end in `_shape`"),
+    (_Unmatched, "`middle_shape`, but `call\\(\\)` does not have argument `middle`"),
+])
+def test_build_parameters_that_name_no_argument_are_refused(cls, phrase):
+    with pytest.raises(ValueError, match=phrase):
+        cls()(np.ones((1, 2), "float32"), np.ones((1, 2), "float32"))
+
+
+def test_an_input_given_as_none_is_left_out_of_a_symbolic_call():
+    from layers import Dense
+
+    class Optional(Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = Dense(2)
+
+        def call(self, xs):
+            return self.dense(xs[0]) if xs[1] is None else self.dense(xs[0]) + self.dense(xs[1])
+
+    layer = Optional()
+    assert layer([KerasTensor((3, 4)), None]).shape == (3, 2)
+    assert len(layer.weights) == 2
+
+
+def test_unbuilt_layers_explain_only_the_attributes_build_makes():
+    from layers import Dense
+
+    layer = Dense(2, name="later")
+    with pytest.raises(AttributeError, match="has no attribute 'kernel' yet: weights are created in build"):
+        layer.kernel
+    with pytest.raises(AttributeError, match="'Dense' object has no attribute 'kernels'$"):
+        layer.kernels
+
+
+def test_compute_output_shape_not_written_says_so_in_keras_words():
+    layer = Layer(name="plain")
+    with pytest.raises(NotImplementedError, match="does not have a `compute_output_shape` method implemented"):
+        layer.compute_output_shape((None, 2))
+
+
+def test_ops_random_is_keras_random():
+    from nodeweave import ops, random
+
+    assert ops.random.uniform is random.uniform
+    assert ops.random.normal((2, 3), seed=1).shape == (2, 3)

@@ -14,7 +14,6 @@ once, in ``forward`` with a hand-written ``backward``, or in ``call`` alone
 import functools
 import inspect
 import math
-import re
 import threading
 import weakref
 
@@ -40,6 +39,7 @@ from engine.output_spec import (attach_mask_specs, example, inferred_output_spec
 from engine.one_door import engine_keywords_by_name, refuse_non_tensor_positionals, settle_call_and_forward
 from engine.node import Node
 from engine.registry import register_builtin
+from engine.storable_names import check_layer_name, check_weight_name, positional_weight_args
 from engine.tracking import (StateLock, held_metrics, metric_variables, names_made_in_build, refuse_new_state, seed_states,
                              untrack_variable)
 from engine.variable import Variable
@@ -51,24 +51,6 @@ _LOSS_HOLDERS = weakref.WeakSet()
 #: Held while a layer builds, so that a layer first called from several threads
 #: builds once. Reentrant: a build may build sub-layers.
 BUILD_LOCK = threading.RLock()
-_NAME_RULE = ("1 to 255 characters, any but '/', '\\', control characters (such as '\\x00' or '\\n') and "
-              "lone surrogates")
-
-
-# Control characters (Unicode category Cc) and lone surrogates (Cs) spelled out,
-# so that checking a name is one regular-expression match.
-_NAME_PART = r"[^\x00-\x1f\x7f-\x9f/\\\ud800-\udfff]"
-_STORABLE_NAME = re.compile(_NAME_PART + "{1,255}")
-# Weight names may have parts, as in "query/kernel" (the length is checked apart).
-_STORABLE_WEIGHT_NAME = re.compile(_NAME_PART + "+(?:/" + _NAME_PART + "+)*")
-
-
-def _is_storable_name(name) -> bool:
-    """Whether a model file holds ``name`` and gives it back: ``/`` separates the
-    parts of weight paths, and the zip archive cuts names at NUL, cannot store
-    lone surrogates (not UTF-8), reads ``\\`` as ``/`` on Windows and limits a
-    member name to 65535 bytes (nested models add their names to the paths)."""
-    return isinstance(name, str) and _STORABLE_NAME.fullmatch(name) is not None
 
 
 class Layer(Module):
@@ -145,11 +127,7 @@ class Layer(Module):
                 f"Unrecognized keyword arguments passed to {type(self).__name__}: "
                 f"{ {k: kwargs[k] for k in sorted(unknown)} }"
             )
-        if name is not None and not _is_storable_name(name):
-            raise ValueError(
-                f"{type(self).__name__} expects name to be a string of {_NAME_RULE}, so that models holding the "
-                f"layer can be saved and loaded. Received: name={name!r}"
-            )
+        check_layer_name(type(self), name)
         self.name = name or unique_name(to_snake_case(type(self).__name__))
         self.dtype = dtype_name(dtype or "float32")
         if not isinstance(trainable, (bool, np.bool_)):
@@ -229,17 +207,13 @@ class Layer(Module):
             'scale/gamma'
         """
         if args:
-            shape, initializer, dtype = _positional_weight_args(self, args, shape, initializer, dtype)
+            shape, initializer, dtype = positional_weight_args(self, args, shape, initializer, dtype)
         if aggregation not in _AGGREGATIONS:
             raise ValueError(
                 f"Layer {self.name!r} expects aggregation in {sorted(_AGGREGATIONS, key=str)}, "
                 f"received {aggregation!r}."
             )
-        if name and not (isinstance(name, str) and len(name) <= 255 and _STORABLE_WEIGHT_NAME.fullmatch(name)):
-            raise ValueError(
-                f"Layer {self.name!r} ({type(self).__name__}) expects weight names of {_NAME_RULE}; '/' may only "
-                f"separate non-empty parts, as in 'query/kernel'. Received: name={name!r}"
-            )
+        check_weight_name(self, name)
         shape = tuple(int(d) for d in (shape or ()))
         dtype = dtype_name(dtype or self.dtype)
         if initializer is None:
@@ -1024,26 +998,6 @@ class Layer(Module):
         from graph.display import layer_bundle
 
         return layer_bundle(self)
-
-
-def _positional_weight_args(layer, args, shape, initializer, dtype):
-    """``add_weight``'s positional ``(shape, initializer, dtype)``, as Keras 3
-    takes them; a name first (Keras 2's style) is a ValueError saying what to write."""
-    where = f"Layer {layer.name!r} ({type(layer).__name__}): "
-    if len(args) > 3:
-        raise TypeError(f"{where}add_weight() takes at most 3 positional arguments (shape, initializer, dtype) "
-                        f"but {len(args)} were given.")
-    if args and isinstance(args[0], str):
-        raise ValueError(
-            f"{where}`name` must be passed as a keyword argument. Received: add_weight({args[0]!r}, ...). "
-            f"Use: add_weight(shape=..., name={args[0]!r})."
-        )
-    keywords = {"shape": shape, "initializer": initializer, "dtype": dtype}
-    for key, value in zip(keywords, args):
-        if keywords[key] is not None:
-            raise ValueError(f"{where}`{key}` was passed both positionally and as a keyword argument.")
-        keywords[key] = value
-    return keywords["shape"], keywords["initializer"], keywords["dtype"]
 
 
 def _unwrap(tensors):

@@ -278,3 +278,25 @@ def test_ops_random_is_keras_random():
 
     assert ops.random.uniform is random.uniform
     assert ops.random.normal((2, 3), seed=1).shape == (2, 3)
+
+
+def test_layers_list_the_metrics_they_and_their_sub_layers_hold():
+    from engine.metrics import Mean, MeanSquaredError
+
+    inner = Holder(Scale())
+    inner.error = MeanSquaredError(name="inner_error")
+    outer = Holder(inner)
+    outer.average = Mean(name="outer_mean")
+    assert [metric.name for metric in outer.metrics] == ["outer_mean", "inner_error"]
+    assert [v.path for v in outer.metrics_variables] == ["outer_mean/total", "outer_mean/count",
+                                                         "inner_error/total", "inner_error/count"]
+
+
+def test_a_seed_generator_hands_out_its_state_and_advances():
+    from engine.keras_random import SeedGenerator
+
+    generator = SeedGenerator(5)
+    assert generator.next().tolist() == [5, 0] and generator.next().tolist() == [5, 1]
+    assert generator.state.numpy().tolist() == [5, 2] and not generator.state.trainable
+    with pytest.raises(ValueError, match="has no seed: it draws from the global generator"):
+        SeedGenerator().next()

@@ -26,13 +26,12 @@ from engine.variable import Variable
 class SeedGenerator:
     """A stateful source of random draws: a layer's, or one passed as ``seed=``.
 
-    With a ``seed``, its ``state`` is a non-trainable Variable ``[seed, count]``,
-    as in Keras: each draw uses a generator made from the state (``next()``) and
-    advances the count, so two SeedGenerators with the same seed draw the same
-    sequence, and a layer holding one lists the state in ``variables``. Without
-    a seed it has no state: every draw uses the global generator of
-    ``engine.utils`` at draw time, so ``engine.utils.set_random_seed`` makes the
-    run reproducible.
+    With a ``seed``, it owns a NumPy generator seeded once, and each draw advances
+    it, so two SeedGenerators with the same seed draw the same sequence. Its
+    ``state`` is a non-trainable Variable ``[seed, draws]``, as Keras keeps one, so
+    that a layer holding it lists it in ``variables``. Without a seed it has no
+    state: every draw uses the global generator of ``engine.utils`` at draw time,
+    so ``engine.utils.set_random_seed`` makes the run reproducible.
 
     Args:
         seed: a non-negative integer, or None for the global generator.
@@ -52,11 +51,12 @@ class SeedGenerator:
         if seed is not None and seed < 0:
             raise ValueError(f"Expected `seed` to be non-negative (NumPy seeds its generators so). Received: seed={seed}")
         self.name = name or "seed_generator"
+        self._generator = None if seed is None else random_generator(seed)
         self.state = None if seed is None else Variable(np.array([seed, 0], "int64"), trainable=False,
                                                         name=f"{self.name}_state")
 
     def next(self) -> np.ndarray:
-        """The state to draw from now, ``[seed, count]``, advancing the count (Keras' ``SeedGenerator.next``).
+        """The state before this draw, ``[seed, draws]``, counting the draw (Keras' ``SeedGenerator.next``).
 
         Raises:
             ValueError: a generator without a seed (it draws from the global generator).
@@ -70,11 +70,14 @@ class SeedGenerator:
 
     @property
     def generator(self) -> np.random.Generator:
-        """The NumPy generator the next draw uses (made from ``next()``, or the global one)."""
-        return random_generator() if self.state is None else np.random.default_rng(self.next())
+        """The NumPy generator the next draw uses (its own, the draw counted in ``state``; or the global one)."""
+        if self.state is None:
+            return random_generator()
+        self.next()
+        return self._generator
 
     def __repr__(self) -> str:
-        return f"<SeedGenerator name={self.name!r}{' (global)' if self.state is None else ''}>"
+        return f"<SeedGenerator name={self.name!r}{' (global)' if self._generator is None else ''}>"
 
 
 def _generator(seed) -> np.random.Generator:

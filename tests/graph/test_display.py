@@ -127,14 +127,11 @@ def test_without_dot_tensors_and_models_are_drawn_by_the_built_in_layout(monkeyp
 
 def test_a_big_model_shows_a_bounded_picture_and_a_view_that_starts_closed():
     """MobileNetV2 drawn whole by dot is about 15,000 pixels tall."""
-    import keras
-
     from engine import model_from_json
     from graph.html_view import BUDGET, view_data
+    from tests.graph.data.make_keras_applications import stored_json
 
-    text = keras.applications.MobileNetV2(weights=None, input_shape=(32, 32, 3)).to_json()
-    keras.backend.clear_session()
-    model = model_from_json(text)
+    model = model_from_json(stored_json("MobileNetV2"))
     bundle = model._repr_mimebundle_()
     size = re.search(r'<svg[^>]*?\swidth="([\d.]+)pt" height="([\d.]+)pt"', bundle["image/svg+xml"])
     assert max(float(size.group(1)), float(size.group(2))) <= MAX_PICTURE_POINTS

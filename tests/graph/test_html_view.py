@@ -17,6 +17,7 @@ from graph._walk import walk
 from graph.html_view import BUDGET, EDGE_BUDGET, save_html, to_html, view_data
 from graph.profiler import profile
 from layers import Activation, Add, BatchNormalization, Conv2D, Dense, Dropout
+from tests.graph.data.make_keras_applications import stored_json
 from tests.graph.zoo import zoo
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -103,12 +104,8 @@ def dropout_chain(length):
 
 @pytest.fixture(scope="module")
 def resnet50():
-    """ResNet50 as Keras builds it (weights=None, 32x32 inputs), read from its JSON config."""
-    import keras
-
-    text = keras.applications.ResNet50(weights=None, input_shape=(32, 32, 3)).to_json()
-    keras.backend.clear_session()
-    return model_from_json(text)
+    """ResNet50 as Keras builds it (weights=None, 32x32 inputs), read from its stored JSON config."""
+    return model_from_json(stored_json("ResNet50"))
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ module's definition, and on ResNet50 and MobileNetV2."""
 
 from itertools import pairwise
 
-import keras
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +13,7 @@ from engine.saving import model_from_json
 from graph._repeats import find_runs, runs_by_container
 from graph._walk import plan_of, walk
 from layers import Activation, Add, Concatenate, Dense
+from tests.graph.data.make_keras_applications import stored_json
 
 # The reference: the module docstring's definition and scan, by brute force.
 
@@ -264,9 +264,8 @@ def test_each_layer_signature_is_worked_out_once(monkeypatch):
 
 @pytest.fixture(scope="module")
 def applications():
-    """ResNet50 and MobileNetV2 as Keras builds them (weights=None, 32x32 inputs)."""
-    return {name: model_from_json(getattr(keras.applications, name)(weights=None, input_shape=(32, 32, 3)).to_json())
-            for name in ("ResNet50", "MobileNetV2")}
+    """ResNet50 and MobileNetV2 as Keras builds them (weights=None, 32x32 inputs), from the stored configs."""
+    return {name: model_from_json(stored_json(name)) for name in ("ResNet50", "MobileNetV2")}
 
 
 def _titles(model, level):

@@ -15,16 +15,12 @@ from graph import model_to_dot, plot_model, to_networkx
 from graph._node_data import fill_colour
 from graph.plot import static_layout, static_svg
 from layers import Dense
+from tests.graph.data.make_keras_applications import SIZES, stored_json
 from tests.graph.test_plot import parse_dot
 from tests.graph.test_plot_big import resnet
 from tests.graph.zoo import nested_three_deep, zoo
 
 SVG = "{http://www.w3.org/2000/svg}"
-# keras.applications at the smallest input each accepts (as tests/keras_format/test_read_applications.py)
-APPLICATIONS = {"MobileNet": 32, "VGG16": 32, "ResNet50": 32, "ResNet50V2": 32, "InceptionV3": 75, "Xception": 71,
-                "MobileNetV2": 32, "MobileNetV3Small": 32, "DenseNet121": 32, "NASNetMobile": 32,
-                "EfficientNetB0": 32, "EfficientNetV2B0": 32, "ConvNeXtTiny": 32, "InceptionResNetV2": 75}
-FAST = {"MobileNet"}  # Keras takes 10 s to a minute to build each of the others on 2 cores
 
 
 @pytest.fixture
@@ -284,18 +280,10 @@ def test_static_svg_takes_no_dpi():
         static_svg(zoo(), dpi=96)
 
 
-def _application(name):
-    import keras
-
-    size = APPLICATIONS[name]
-    built = getattr(keras.applications, name)(weights=None, input_shape=(size, size, 3))
-    return model_from_json(built.to_json())
-
-
-@pytest.mark.parametrize("name", [name if name in FAST else pytest.param(name, marks=pytest.mark.slow)
-                                  for name in APPLICATIONS])
+@pytest.mark.parametrize("name", list(SIZES))
 def test_the_applications_are_drawn_without_dot(name, tmp_path, no_dot):
-    model = _application(name)
+    """The 14 keras.applications architectures, read from Keras' stored configs."""
+    model = model_from_json(stored_json(name))
     options = {"show_shapes": True}
     scene, layout = static_layout(model, **options)
     assert_laid_out_cleanly(scene, layout)

@@ -1,11 +1,12 @@
 """Writes keras_applications.json.gz beside this file: the Keras 3 configs (``model.to_json()``)
 of the 14 keras.applications architectures at the smallest input each accepts, which
-tests/graph/test_onnx_applications.py builds in nodeweave. Building them in Keras takes
+the graph tests build in nodeweave (``stored_json``). Building them in Keras takes
 minutes; reading the configs, a second. Run from the repository's root:
 
     KERAS_BACKEND=jax python -m tests.graph.data.make_keras_applications
 """
 
+import functools
 import gzip
 import json
 import os
@@ -16,6 +17,17 @@ SIZES = {
     "EfficientNetV2B0": 32, "ConvNeXtTiny": 32, "InceptionResNetV2": 75,
 }
 PATH = os.path.join(os.path.dirname(__file__), "keras_applications.json.gz")
+
+
+@functools.cache
+def _stored():
+    with gzip.open(PATH, "rt", encoding="utf-8") as file:
+        return json.load(file)["configs"]
+
+
+def stored_json(name):
+    """``keras.applications.<name>(weights=None)``'s ``to_json()`` at ``SIZES[name]``, as stored (no Keras run)."""
+    return json.dumps(_stored()[name])
 
 
 def main():

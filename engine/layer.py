@@ -39,6 +39,7 @@ from engine.output_spec import (attach_mask_specs, example, inferred_output_spec
 from engine.one_door import engine_keywords_by_name, refuse_non_tensor_positionals, settle_call_and_forward
 from engine.node import Node
 from engine.registry import register_builtin
+from engine.stateless import stateless_call
 from engine.storable_names import check_layer_name, check_weight_name, positional_weight_args
 from engine.tracking import (StateLock, held_metrics, metric_variables, names_made_in_build, refuse_new_state, seed_states,
                              untrack_variable)
@@ -330,6 +331,13 @@ class Layer(Module):
     def _untrack_variable(self, variable):
         """Drops ``variable`` from the layer's weights; returns None (``self.w = self._untrack_variable(self.w)``)."""
         return untrack_variable(self, variable)
+
+    def stateless_call(self, trainable_variables, non_trainable_variables, *args, return_losses=False, **kwargs):
+        """Calls the layer on the given variable values, keeping its own (see ``engine.stateless``).
+
+        Returns ``(outputs, non_trainable_variables)`` after the call, and the losses with ``return_losses``.
+        """
+        return stateless_call(self, trainable_variables, non_trainable_variables, args, kwargs, return_losses)
 
     def _build_at_init(self):
         """Marks a layer that makes all its state in ``__init__`` as built, and locks its state (Keras' call)."""

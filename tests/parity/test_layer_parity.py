@@ -300,3 +300,20 @@ def test_a_seed_generator_hands_out_its_state_and_advances():
     assert generator.state.numpy().tolist() == [5, 2] and not generator.state.trainable
     with pytest.raises(ValueError, match="has no seed: it draws from the global generator"):
         SeedGenerator().next()
+
+
+def test_a_stateless_call_returns_the_new_state_and_keeps_the_layers_own():
+    from layers import BatchNormalization
+
+    layer = BatchNormalization(momentum=0.5)
+    x = np.arange(6, dtype="float32").reshape(3, 2)
+    layer(x)  # built
+    before = [v.numpy().copy() for v in layer.variables]
+    values = [np.full(v.shape, 2.0, "float32") for v in layer.trainable_variables]
+    outputs, state = layer.stateless_call(values, [v.numpy() for v in layer.non_trainable_variables], x,
+                                          training=True)
+    assert all(np.array_equal(a, v.numpy()) for a, v in zip(before, layer.variables))
+    assert np.allclose(state[0], 0.5 * before[2] + 0.5 * x.mean(axis=0))  # the moving mean after one step
+    assert np.allclose(outputs.mean(axis=0), 2.0)  # normalized, times gamma=2, plus beta=2
+    with pytest.raises(ValueError, match="must be a list of tensors corresponding 1:1"):
+        layer.stateless_call(values[:1], [], x)

@@ -247,18 +247,19 @@ class Layer(Module):
 
     @trainable.setter
     def trainable(self, value):
-        self._trainable = bool(value)
-        for module in self._submodules():
-            if isinstance(module, Layer):
-                module._trainable = bool(value)
+        for layer in self._flatten_layers():
+            layer._trainable = bool(value)
+            for variable in layer._own_variables():  # as in Keras, the weights made trainable follow
+                if variable._made_trainable:
+                    variable.trainable = bool(value)
 
     def _weights_with_trainability(self):
         """(variable, trainable) for own weights (trainable first), then those of
         tracked sub-layers; a variable is trainable when it was created so and
         the layer that owns it is not frozen."""
         own = self._own_variables()
-        found = [(v, v.trainable and self.trainable) for v in own if v.trainable]
-        found += [(v, False) for v in own if not v.trainable]
+        found = [(v, v.trainable and self.trainable) for v in own if v._made_trainable]
+        found += [(v, False) for v in own if not v._made_trainable]
         seen = {id(v) for v, _ in found}
         for module in self._submodules():
             frozen = isinstance(module, Layer) and not module.trainable
@@ -301,12 +302,12 @@ class Layer(Module):
     @property
     def _trainable_variables(self):
         """The layer's own weights created trainable, frozen or not (Keras' list)."""
-        return [v for v in self._own_variables() if v.trainable]
+        return [v for v in self._own_variables() if v._made_trainable]
 
     @property
     def _non_trainable_variables(self):
         """The layer's own weights created non-trainable (Keras' list)."""
-        return [v for v in self._own_variables() if not v.trainable]
+        return [v for v in self._own_variables() if not v._made_trainable]
 
     @property
     def metrics(self):

@@ -44,7 +44,7 @@ class Variable:
         (2, 3)
     """
 
-    __slots__ = ("constraint", "name", "path", "regularizer", "trainable", "value")
+    __slots__ = ("_made_trainable", "constraint", "name", "path", "regularizer", "trainable", "value")
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True, name=None, regularizer=None,
                  constraint=None, *, path=None):
@@ -56,6 +56,8 @@ class Variable:
         self.name = name
         self.path = name if path is None else path
         self.trainable = bool(trainable)
+        # Whether it was made trainable: freezing its layer sets ``trainable`` (as Keras), unfreezing restores it.
+        self._made_trainable = self.trainable
         self.regularizer = regularizer
         self.constraint = constraint
 

@@ -317,3 +317,25 @@ def test_a_stateless_call_returns_the_new_state_and_keeps_the_layers_own():
     assert np.allclose(outputs.mean(axis=0), 2.0)  # normalized, times gamma=2, plus beta=2
     with pytest.raises(ValueError, match="must be a list of tensors corresponding 1:1"):
         layer.stateless_call(values[:1], [], x)
+
+
+def test_freezing_a_layer_sets_its_weights_trainable_flags_and_keeps_their_order():
+    from layers import BatchNormalization, Dense
+
+    class Block(Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense, self.norm = Dense(2), BatchNormalization()
+
+        def call(self, x):
+            return self.norm(self.dense(x))
+
+    block = Block()
+    block(np.ones((2, 3), "float32"))
+    order = [v.path for v in block.weights]
+    block.trainable = False
+    assert not block.dense.kernel.trainable and block.trainable_weights == []
+    assert [v.path for v in block.weights] == order
+    block.trainable = True
+    assert block.dense.kernel.trainable and not block.norm.moving_mean.trainable  # made non-trainable: stays so
+    assert len(block.trainable_weights) == 4 and [v.path for v in block.weights] == order

@@ -7,6 +7,7 @@ import pytest
 from engine import Input, Model, load_model, model_from_json
 from engine.functional import Functional
 from engine.keras_ops.op_layer import OpLayer
+from engine.mask_of import MaskOf
 from engine.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
 from engine.registry import _REGISTRY, register_serializable
 import layers as L
@@ -82,6 +83,7 @@ EXAMPLES = {
     "Resizing": (lambda: L.Resizing(4, 9, interpolation="bicubic", crop_to_aspect_ratio=True), [IMG], "float32"),
     "Reshape": (lambda: L.Reshape((-1, 2)), [VEC], "float32"),
     "SeparableConv2D": (lambda: L.SeparableConv2D(3, 3, padding="same"), [IMG], "float32"),
+    "MaskOf": (lambda: MaskOf(2), [SEQ], "float32"),
     "SimpleRNN": (lambda: L.SimpleRNN(3, return_state=True), [SEQ], "float32"),
     "Softmax": (lambda: L.Softmax(axis=1), [SEQ], "float32"),
     "SpatialDropout1D": (lambda: L.SpatialDropout1D(0.3), [SEQ], "float32"),

@@ -534,6 +534,12 @@ class CompiledMetrics(Metric):
                     self._entries.append((index, log_name, metric, bool(weighted)))
         self.built = True
 
+    def check(self):
+        """Matches the metrics to the model's outputs without a batch (a model
+        file's compile config is checked so, when it loads), raising as ``build`` would."""
+        for value, argument in zip(self._arguments, ("metrics", "weighted_metrics")):
+            self._outputs.spread_metrics(value, argument)
+
     def update(self, targets, outputs, sample_weights):
         """Adds a batch given flat lists (one entry per output)."""
         if targets is None:

@@ -337,6 +337,22 @@ class Layer(Module):
         """Calls the layer on the given variable values, keeping its own (see ``engine.stateless``).
 
         Returns ``(outputs, non_trainable_variables)`` after the call, and the losses with ``return_losses``.
+
+        Args:
+            trainable_variables: one value per ``self.trainable_variables``, in that order.
+            non_trainable_variables: one value per ``self.non_trainable_variables``.
+            *args: the call's positional arguments.
+            return_losses: whether to return the call's losses too.
+            **kwargs: the call's keyword arguments.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(1, kernel_initializer="ones", bias_initializer="zeros")
+            >>> _ = layer(np.ones((1, 2), "float32"))
+            >>> outputs, _ = layer.stateless_call([np.full((2, 1), 2.0), np.zeros(1)], [], np.ones((1, 2)))
+            >>> outputs.tolist(), layer.kernel.numpy().ravel().tolist()
+            ([[4.0]], [1.0, 1.0])
         """
         return stateless_call(self, trainable_variables, non_trainable_variables, args, kwargs, return_losses)
 

@@ -37,7 +37,7 @@ class MaskOf(Layer):
         super().__init__(**kwargs)
         self.rank = int(rank)
 
-    def compute_output_spec(self, inputs):
+    def compute_output_spec(self, inputs, mask=None):
         return KerasTensor(inputs.shape[: self.rank], "bool")
 
     def compute_mask(self, inputs, mask=None):

@@ -27,7 +27,6 @@ _SINGLE, _LIST, _GENERAL = 0, 1, 2
 _REPR_STEPS = 20
 
 
-
 class DisconnectedOutputError(ValueError):
     """An output of the plan does not depend on its inputs only; ``output`` is that output tensor."""
 

@@ -506,6 +506,9 @@ def compile_from_config(model, config, source="the compile config"):
                                                 ("weighted_metrics", metrics, "metric"))}
     try:
         model.compile(optimizer=optimizer, loss_weights=config.get("loss_weights"), **arguments)
+        model.compiled_loss.build()  # fit would match them on its first batch: a file's are checked now
+        if model.compiled_metrics is not None:
+            model.compiled_metrics.check()
     except (TypeError, ValueError, KeyError) as error:  # arguments that do not fit the model's outputs
         raise refused("its arguments do not fit the model", f"{type(error).__name__}: {error}") from error
 

@@ -1,7 +1,8 @@
 """ONNX converters of the core layers: Dense, the identities of inference
 (Dropout and the other noise layers, Identity, Masking, ActivityRegularization),
-and Lambda, which has none."""
+and Lambda and MaskOf, which have none."""
 
+from engine.mask_of import MaskOf
 from layers._onnx import onnx_converter
 from layers._onnx.activation import activation
 from layers.core import Dense, Identity, Lambda, Masking
@@ -38,3 +39,11 @@ def lambda_layer(layer, call):
     call.unsupported("a Lambda layer runs arbitrary Python code, which ONNX cannot express. Replace it with "
                      "built-in layers, or with a layer class of your own and its converter "
                      "(graph.register_onnx_converter)")
+
+
+@onnx_converter(MaskOf)
+def mask_of(layer, call):
+    """A model that outputs a mask cannot be exported: the exported graph computes no masks."""
+    call.unsupported("a model output that is a mask (a tensor's _keras_mask) has no ONNX form: the exported graph "
+                     "computes what an unmasked call computes. Output a tensor computed from the data instead "
+                     "(ops.any(ops.not_equal(x, 0), axis=-1) for Masking's mask)")

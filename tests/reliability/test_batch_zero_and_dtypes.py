@@ -18,7 +18,7 @@ from tests.layers.oracle import keras
 
 NAMES = sorted(EXAMPLES)
 # ours only (OpLayer: a keras.ops call, which Keras records as an operation, not a layer), or wrapping a Python function
-NO_KERAS_TWIN = {"BinaryOp", "GetItem", "Negative", "Lambda", "OpLayer", "ReshapeOp", "Round", "SqueezeOp", "UnaryOp"}
+NO_KERAS_TWIN = {"BinaryOp", "GetItem", "MaskOf", "Negative", "Lambda", "OpLayer", "ReshapeOp", "Round", "SqueezeOp", "UnaryOp"}
 KERAS_LAYERS = {name: getattr(keras.layers, name) for name in dir(keras.layers) if name[0].isupper()}
 # The layers keras.applications define in their own modules (ours in layers/applications.py).
 KERAS_LAYERS["LayerScale"] = keras.src.applications.convnext.LayerScale

@@ -14,9 +14,6 @@ from tests.layers.data.make_application_references import reference as stored_re
 
 keras = pytest.importorskip("keras")
 
-_KERAS_MODELS = {}
-
-
 def _snake(class_name):
     return re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", class_name).lower()
 
@@ -48,13 +45,6 @@ def _layers(entries) -> dict:
         assert key not in rows, f"two layers of key {key}"
         rows[key] = (class_name, tuple(entry["shape"]), entry["params"], inputs)
     return rows
-
-
-def _keras_model(builder, kwargs):
-    key = (builder, tuple(sorted(kwargs.items())))
-    if key not in _KERAS_MODELS:
-        _KERAS_MODELS[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
-    return _KERAS_MODELS[key]
 
 
 def assert_same_architecture(builder, **kwargs):
@@ -108,8 +98,8 @@ def test_builder_makes_kerass_architecture(builder, kwargs):
 
 @pytest.mark.slow  # Keras builds and runs the models live: 20-60 s on shared cores
 @pytest.mark.parametrize("builder, kwargs", CASES[:1] + CASES[2:3], ids=["ResNet50", "ResNet50V2"])
-def test_kerass_weights_file_loads_with_kerass_outputs(builder, kwargs, tmp_path):
-    reference = _keras_model(builder, kwargs)
+def test_kerass_weights_file_loads_with_kerass_outputs(builder, kwargs, keras_model, tmp_path):
+    reference = keras_model(builder, **kwargs)
     reference.save_weights(tmp_path / "k.weights.h5")
     model = getattr(ours, builder)(weights=str(tmp_path / "k.weights.h5"), **kwargs)
     x = np.random.default_rng(0).uniform(0, 1, size=(2, *reference.input.shape[1:])).astype("float32")

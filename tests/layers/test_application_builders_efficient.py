@@ -101,20 +101,6 @@ def assert_same_architecture(builder, **kwargs):
     return model
 
 
-@pytest.fixture(scope="module")
-def keras_model():
-    """keras.applications' model for (builder, arguments), built once per module for the tests that need Keras'
-    outputs (10-60 s each on shared cores); the architecture tests read Keras' stored models instead."""
-    built = {}
-
-    def build(builder, **kwargs):
-        key = (builder, tuple(sorted(kwargs.items())))
-        if key not in built:
-            built[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
-        return built[key]
-    return build
-
-
 SMALL = {"input_shape": (32, 32, 3)}
 CASES = [
     pytest.param("MobileNetV3Small", {**SMALL, "minimalistic": True, "include_top": False, "pooling": "avg"},

@@ -70,22 +70,6 @@ def _class(layer) -> str:
     return type(layer).__name__
 
 
-@pytest.fixture(scope="module")
-def keras_model():
-    """``keras_model(builder, **kwargs)``: ``keras.applications.<builder>(weights=None, **kwargs)``, built once
-    per module for the tests that need Keras' outputs (Keras 3 on JAX takes 30-130 s for InceptionV3 on shared
-    cores); the architecture tests read Keras' stored models instead."""
-    built = {}
-
-    def build(builder, **kwargs):
-        key = (builder, tuple(sorted(kwargs.items())))
-        if key not in built:
-            built[key] = getattr(keras.applications, builder)(weights=None, **kwargs)
-        return built[key]
-
-    return build
-
-
 def assert_same_architecture(builder, **kwargs):
     """The layers of ``builder(**kwargs)`` are those of Keras' model (stored by
     tests/layers/data/make_application_references.py), in the order Keras lists them (which names the layers'

@@ -506,7 +506,8 @@ def compile_from_config(model, config, source="the compile config"):
                                                 ("weighted_metrics", metrics, "metric"))}
     try:
         model.compile(optimizer=optimizer, loss_weights=config.get("loss_weights"), **arguments)
-        model.compiled_loss.build()  # fit would match them on its first batch: a file's are checked now
+        if model.compiled_loss is not None:  # fit would match them on its first batch: a file's are checked now
+            model.compiled_loss.build()     # (a subclassed model's outputs are known only once it has run)
         if model.compiled_metrics is not None:
             model.compiled_metrics.check()
     except (TypeError, ValueError, KeyError) as error:  # arguments that do not fit the model's outputs

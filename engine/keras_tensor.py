@@ -2,6 +2,7 @@
 
 from typing import NamedTuple
 
+from engine import extensions
 from engine.dtypes import dtype_name
 
 
@@ -153,9 +154,7 @@ class KerasTensor:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Notebook display: the calls that made the tensor, as SVG (text only for a tensor made directly)."""
-        from graph.display import tensor_bundle
-
-        return tensor_bundle(self)
+        return extensions.provided("tensor_display")(self)
 
     def __bool__(self):
         raise TypeError(

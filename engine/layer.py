@@ -19,7 +19,7 @@ import weakref
 
 import numpy as np
 
-from engine import call_context, constraints, eager_masks, initializers, regularizers, tree
+from engine import call_context, constraints, eager_masks, extensions, initializers, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
 from engine.autodiff import Traced, record_op, recording, untraced
@@ -1020,9 +1020,7 @@ class Layer(Module):
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Notebook display: an HTML card of the layer's calls and weights."""
-        from graph.display import layer_bundle
-
-        return layer_bundle(self)
+        return extensions.provided("layer_display")(self)
 
 
 def _unwrap(tensors):

@@ -4,7 +4,7 @@ import inspect
 
 import numpy as np
 
-from engine import saving, state_tree, tree
+from engine import extensions, saving, state_tree, tree
 from engine.keras_format import weights_file
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
@@ -163,9 +163,7 @@ class Model(Trainer, Layer):
         if format != "onnx":
             raise ValueError(f"Unrecognized format={format!r}: Model.export supports format='onnx'. For a Keras or "
                              "nodeweave file use model.save(path).")
-        from graph.onnx_export import save_onnx  # graph builds on engine, so engine reaches it only when asked
-
-        save_onnx(self, filepath, opset=opset)
+        extensions.provided("onnx_export")(self, filepath, opset=opset)
 
     def save_weights(self, path):
         """Writes the weights to a ``.weights.h5`` file, as Keras 3 does, or to an ``.npz`` file.
@@ -289,16 +287,13 @@ class Model(Trainer, Layer):
             >>> lines[0], lines[-3]
             ('Model: "tiny"', ' Total params: 8 (32.00 B)')
         """
-        from graph import summary
-
-        summary(self, line_length=line_length, positions=positions, print_fn=print_fn,
-                expand_nested=expand_nested, show_trainable=show_trainable, collapse_repeats=collapse_repeats)
+        extensions.provided("model_summary")(
+            self, line_length=line_length, positions=positions, print_fn=print_fn, expand_nested=expand_nested,
+            show_trainable=show_trainable, collapse_repeats=collapse_repeats)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Notebook display: the graph as SVG, or the text summary when there is no graph or no graphviz."""
-        from graph.display import model_bundle
-
-        return model_bundle(self)
+        return extensions.provided("model_display")(self)
 
     # ------------------------------------------------ running on flat batches
     # A subclassed model takes whatever structure of arrays its call() takes: the

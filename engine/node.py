@@ -8,7 +8,7 @@ through another layer would be a cycle; linking calls keeps the graph a DAG.
 import threading
 from typing import NamedTuple
 
-from engine import tree
+from engine import extensions, tree
 from engine.keras_tensor import KerasTensor
 
 # Registration reads a layer's node count and then appends, so two threads
@@ -155,6 +155,4 @@ class Node:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Notebook display: an HTML card of the call's inbound layers and tensors."""
-        from graph.display import node_bundle
-
-        return node_bundle(self)
+        return extensions.provided("node_display")(self)

@@ -13,6 +13,8 @@ import contextvars
 import difflib
 import importlib
 
+from engine import extensions
+
 _REGISTRY = {}
 # The custom_objects of the loads in progress in this context, innermost last.
 _SCOPES = contextvars.ContextVar("nodeweave_custom_object_scopes", default=())
@@ -198,9 +200,11 @@ def resolve_function(name, owner):
 
 
 def _fill_builtins():
-    # Importing the catalog and the operator layers registers every built-in layer.
+    # Importing the operator layers and the catalog (lent from above, engine/extensions.py) registers every
+    # built-in layer.
     import engine.ops  # noqa: F401
-    import layers  # noqa: F401
+
+    extensions.load("layers")
 
 
 def _describe(obj):

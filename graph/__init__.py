@@ -1,5 +1,6 @@
 """Looking at graphs: drawing, viewing, querying, summarizing and exporting models."""
 
+from graph import extensions  # noqa: F401  (lends the engine its displays, summary and export)
 from graph.diff import ModelDiff, diff
 from graph.display import summary_html
 from graph.extract import extract

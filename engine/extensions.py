@@ -1,0 +1,77 @@
+"""What the packages built on the engine lend it: notebook displays, the summary, ONNX export, the layer catalog.
+
+``layers`` and ``graph`` build on the engine, so the engine never imports them. They lend it their functions
+from above: importing ``graph`` provides its displays, importing ``layers`` registers the built-in layers.
+Where the engine needs one before the user imported its package (a notebook showing a model after
+``from engine import Input, Model``, a file naming ``Dense`` read first thing), it loads the packages that
+nodeweave's installation declares as entry points of the group ``nodeweave.extensions`` (setup.cfg), as
+pandas finds its plotting backends.
+"""
+
+import importlib.metadata
+import threading
+
+#: The entry-point group naming the packages that provide for the engine.
+GROUP = "nodeweave.extensions"
+
+_PROVIDED = {}
+_LOADED = set()
+_LOCK = threading.RLock()
+
+
+def provide(name, function):
+    """Lends the engine ``function`` under ``name`` (called by the package above, when it is imported).
+
+    Args:
+        name: what the engine asks for, e.g. ``"model_display"``.
+        function: the function that does it.
+
+    Example:
+        >>> from engine import extensions
+        >>> extensions.provide("example_greeting", lambda who: f"hello {who}")
+        >>> extensions.provided("example_greeting")("layer")
+        'hello layer'
+    """
+    _PROVIDED[name] = function
+
+
+def load(package):
+    """Imports the package declared as the ``nodeweave.extensions`` entry point ``package`` (once).
+
+    Args:
+        package: the entry point's name, ``"layers"`` or ``"graph"``.
+
+    Raises:
+        LookupError: nodeweave's installation declares no such entry point.
+    """
+    with _LOCK:
+        if package in _LOADED:
+            return
+        found = importlib.metadata.entry_points(group=GROUP, name=package)
+        if not found:
+            raise LookupError(
+                f"No package {package!r} is declared in the entry points {GROUP!r}: nodeweave's installation is "
+                f"incomplete. Reinstall it (pip install -e .) or import {package} before using the engine.")
+        for entry_point in found:
+            entry_point.load()
+        _LOADED.add(package)
+
+
+def provided(name):
+    """The function lent under ``name``, loading the declared packages if none lent it yet.
+
+    Args:
+        name: what the engine asks for, e.g. ``"model_display"``.
+
+    Raises:
+        LookupError: no package provides ``name``.
+    """
+    function = _PROVIDED.get(name)
+    if function is None:
+        for entry_point in importlib.metadata.entry_points(group=GROUP):
+            load(entry_point.name)
+        function = _PROVIDED.get(name)
+    if function is None:
+        raise LookupError(f"No package lends the engine {name!r}: import the package that provides it "
+                          f"(graph or layers), or reinstall nodeweave (pip install -e .).")
+    return function

@@ -28,11 +28,12 @@ def test_same_pads_put_the_odd_pad_at_the_end():
 
 
 def test_conv_forward_and_backward_do_no_python_work_per_pixel(monkeypatch):
-    """A design check: Conv2D's forward + backward is three matmuls, and the
-    Python lines it runs do not depend on the image size (the loops, in col2im,
-    are over kernel taps only)."""
-    layer = Conv2D(8, 3, padding="same", strides=1)
-    small, large = np.ones((8, 16, 16, 8), "float32"), np.ones((8, 32, 32, 8), "float32")
+    """A design check: Conv2D's forward + backward is three matmuls per kernel row
+    (by strips), and the Python lines it runs do not depend on the image size
+    (the loops are over kernel taps and over runs of samples that fill
+    ``STRIP_CHUNK_BYTES``, one run for both sizes here)."""
+    layer = Conv2D(16, 3, padding="same", strides=1)
+    small, large = np.ones((4, 8, 8, 16), "float32"), np.ones((4, 16, 16, 16), "float32")
     layer(small)
     matmuls = []
     real_matmul = np.matmul
@@ -59,4 +60,33 @@ def test_conv_forward_and_backward_do_no_python_work_per_pixel(monkeypatch):
         return count[0]
 
     assert lines_run(small) == lines_run(large)
-    assert len(matmuls) == 6  # forward, input gradient and kernel gradient, for each image size
+    assert len(matmuls) == 12  # forward and input gradient, three kernel rows each, for each image size
+
+
+@pytest.mark.parametrize("shape, kernel_size, dilation_rate, pads", [
+    ((3, 6, 7, 16), (3, 3), (1, 1), ((1, 1), (1, 1))),
+    ((3, 6, 7, 16), (3, 2), (2, 1), ((0, 0), (2, 1))),
+    ((2, 6, 7, 16), (3, 3), (1, 1), ((2, -1), (1, -1))),
+    ((2, 5, 6, 4, 16), (3, 2, 2), (1, 1, 1), ((1, 1), (0, 1), (1, 0))),
+])
+def test_strips_match_im2col_in_runs_of_samples(monkeypatch, shape, kernel_size, dilation_rate, pads):
+    # Runs of one sample (a tiny chunk size) and of the whole batch give im2col's outputs and kernel gradient.
+    rng = np.random.default_rng(0)
+    x, kernel = rng.normal(size=shape), rng.normal(size=kernel_size + (shape[-1], 24))
+    strides = (1,) * len(kernel_size)
+    expected, cols = _im2col._im2col_conv(x, kernel, strides, dilation_rate, pads)
+    grad = rng.normal(size=expected.shape)
+    expected_kernel_grad = _im2col._cols_kernel_grad(cols, grad, kernel.shape)
+    for chunk_bytes in (1, 1 << 30):
+        monkeypatch.setattr(_im2col, "STRIP_CHUNK_BYTES", chunk_bytes)
+        outputs, saved = _im2col.conv(x, kernel, strides, dilation_rate, pads)
+        assert saved[0] == "strips"
+        np.testing.assert_allclose(outputs, expected, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, strides, dilation_rate, pads),
+                                   expected_kernel_grad, rtol=1e-10, atol=1e-10)
+    assert len(_im2col._strip_chunks(x, kernel_size, pads, expected.shape[1:-1])) == 1
+
+
+def test_thin_inputs_keep_im2col():
+    x, kernel = np.ones((2, 8, 8, 3)), np.ones((3, 3, 3, 16))
+    assert _im2col.conv(x, kernel, (1, 1), (1, 1), ((1, 1), (1, 1)))[1][0] == "cols"

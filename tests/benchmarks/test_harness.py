@@ -46,6 +46,7 @@ def test_every_benchmark_has_its_fields_listed():
     assert set(BENCHMARKS) == set(ROW_FIELDS)
 
 
+@pytest.mark.slow  # a Python process each, importing the benchmark's libraries: 3-35 s
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_benchmark_smoke_run_writes_its_fields(name, tmp_path):
     env = {**os.environ, "NODEWEAVE_BENCH_RESULTS": str(tmp_path)}

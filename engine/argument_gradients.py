@@ -6,13 +6,13 @@ any argument: attention's ``value`` and ``key``, an RNN's ``initial_state``.
 most layers take. When other arguments carry tensors that take gradients, it
 returns an ``ArgumentGradients`` keyed by the names of ``call``'s parameters,
 each in the structure of that argument. The engine binds each call's arguments
-to those names, so gradients are routed by structure, never by counting.
+to those names once (``engine.bound_arguments``) and routes the gradients by
+comparing each argument's structure with its gradient's.
 """
 
 import functools
 import inspect
 
-from engine import tree
 
 
 class ArgumentGradients(dict):
@@ -35,67 +35,19 @@ class ArgumentGradients(dict):
 
 
 @functools.lru_cache(maxsize=None)
-def _positional_names(layer_type):
+def call_parameter_names(layer_type):
+    """The names of ``layer_type.call``'s positional parameters, in order: what ArgumentGradients is keyed by.
+
+    Example:
+        >>> from layers import MultiHeadAttention
+        >>> call_parameter_names(MultiHeadAttention)[:3]
+        ('query', 'value', 'key')
+    """
     parameters = list(inspect.signature(layer_type.call).parameters.values())[1:]  # without self
     return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-def argument_names(layer, num_positional):
-    """The names of ``layer.call``'s parameters that ``num_positional`` positional arguments bind to."""
-    names = _positional_names(type(layer))
-    return names[:num_positional] + tuple(f"argument {i}" for i in range(len(names), num_positional))
-
-
 def first_argument_name(layer):
     """The name of ``layer.call``'s first parameter (``inputs`` for most layers)."""
-    names = _positional_names(type(layer))
+    names = call_parameter_names(type(layer))
     return names[0] if names else "inputs"
-
-
-def by_argument(layer, args, kwargs):
-    """The call's arguments as ``{parameter name: value}``, in the flattened order of ``(args, kwargs)``."""
-    named = dict(zip(argument_names(layer, len(args)), args))
-    named.update(sorted(kwargs.items()))
-    return named
-
-
-def route_input_gradients(layer, grad_inputs, args, kwargs, is_tensor):
-    """One gradient (``None`` where none) per tensor among ``args`` and
-    ``kwargs``, in their flattened order (the order of a Node's
-    ``input_tensors``), given what ``layer.backward`` returned."""
-    named = by_argument(layer, args, kwargs)
-    if isinstance(grad_inputs, ArgumentGradients):
-        unknown = sorted(set(grad_inputs) - set(named))
-        if unknown:
-            raise ValueError(
-                f"backward() of layer {layer.name!r} ({type(layer).__name__}) returned gradients for "
-                f"{unknown}, which this call did not receive. Its arguments were {list(named)}; key "
-                "ArgumentGradients by the names of call()'s parameters."
-            )
-        by_name = grad_inputs
-    else:
-        by_name = {first_argument_name(layer): grad_inputs}
-    routed = []
-    for name, value in named.items():
-        routed.extend(_argument_gradients(layer, name, value, by_name.get(name), is_tensor))
-    return routed
-
-
-def _argument_gradients(layer, name, value, grad, is_tensor):
-    """The gradients of the tensors in one argument, given its gradient structure."""
-    leaves = tree.flatten(value)
-    tensor_flags = [is_tensor(leaf) for leaf in leaves]
-    count = sum(tensor_flags)
-    if grad is None:
-        return [None] * count
-    grads = tree.flatten(grad)
-    if len(grads) == count:
-        return grads
-    if len(grads) == len(leaves):
-        return [g for g, flag in zip(grads, tensor_flags) if flag]
-    raise ValueError(
-        f"backward() of layer {layer.name!r} ({type(layer).__name__}) returned {len(grads)} gradients for "
-        f"its argument {name!r}, which holds {count} tensors. Return one per tensor, in the structure of "
-        f"{name!r} (None for a tensor without gradient); for tensors in other arguments, return "
-        "ArgumentGradients(name=gradients, ...) keyed by call()'s parameter names."
-    )

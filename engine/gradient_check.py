@@ -10,7 +10,7 @@ import numpy as np
 
 from engine import tree
 from engine.dtypes import keeping_float64
-from engine.argument_gradients import by_argument, first_argument_name, route_input_gradients
+from engine.bound_arguments import BoundArguments
 
 
 class GradientCheckReport:
@@ -80,10 +80,11 @@ def gradient_check(layer, inputs, training=False, epsilon=1e-6, samples=None, se
                 return sum(float(np.sum(o * r)) for o, r in zip(tree.flatten(out), projections))
 
             errors = {}
-            flat_grads = iter(route_input_gradients(layer, grad_inputs, (inputs,), call_kwargs, _is_array))
-            for name, value in by_argument(layer, (inputs,), call_kwargs).items():
+            bound = BoundArguments(layer, (inputs,), call_kwargs, _is_array)
+            flat_grads = iter(bound.route(layer, grad_inputs))
+            for name, value in bound.arguments.items():
                 arrays = [x for x in tree.flatten(value) if _is_array(x)]
-                label = "input" if name == first_argument_name(layer) else name
+                label = "input" if name == bound.first else name
                 for index, x in enumerate(arrays):
                     grad = next(flat_grads)
                     if x.dtype.kind == "f":

@@ -19,12 +19,8 @@ import contextvars
 import numpy as np
 
 from engine import tree
-from engine.argument_gradients import (
-    ArgumentGradients,
-    by_argument,
-    first_argument_name,
-    route_input_gradients,
-)
+from engine.argument_gradients import ArgumentGradients
+from engine.bound_arguments import BoundArguments, bind
 from engine.autodiff import (
     GradientTape,
     Traced,
@@ -108,10 +104,11 @@ def traced_backward(layer, cache, grad_outputs):
     by_input = iter(grads_in)
     grad_args, grad_kwargs = tree.pack_as(
         cache.arguments, [next(by_input) if isinstance(x, Traced) else None for x in flat_arguments])
-    named = by_argument(layer, grad_args, grad_kwargs)
-    first = named.pop(first_argument_name(layer), None)
+    named = bind(layer, grad_args, grad_kwargs)
+    first_name = next(iter(named))
+    first = named.pop(first_name)
     others = {name: grad for name, grad in named.items() if any(g is not None for g in tree.flatten(grad))}
-    grad_inputs = ArgumentGradients({first_argument_name(layer): first, **others}) if others else first
+    grad_inputs = ArgumentGradients({first_name: first, **others}) if others else first
     return grad_inputs, {variable: grad for variable, grad in zip(trainable, grads_w) if grad is not None}
 
 
@@ -121,12 +118,10 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
 
     Every array among the call's arguments is an input of the step (attention's
     ``value`` and ``key``, an RNN's ``initial_state``); ``backward``'s gradients
-    are routed to them by argument (``engine.argument_gradients``).
+    are routed to them by argument (``engine.bound_arguments``).
     """
-    arguments = ((inputs, *extra_args), kwargs)
-    leaves = tree.flatten(arguments)
-    tensors = [leaf for leaf in leaves if _is_array(leaf)]
-    plain_args, plain_kwargs = tree.pack_as(arguments, [untraced(leaf) for leaf in leaves])
+    bound = BoundArguments(layer, (inputs, *extra_args), kwargs, _is_array)
+    plain_args, plain_kwargs = tree.map_structure(untraced, (bound.args, bound.kwargs))
     with paused():
         outputs, cache = layer.forward(*plain_args, training=training, **plain_kwargs)
     flat_outputs = tree.flatten(outputs)
@@ -141,9 +136,9 @@ def recorded_call(layer, inputs, extra_args, training, kwargs):
         if has_losses:
             cache.loss_seed = float(grad_outputs[-1])
         grad_in, grad_w = layer.backward(cache, tree.pack_as(outputs, grad_outputs[: len(flat_outputs)]))
-        return route_input_gradients(layer, grad_in, *arguments, _is_array), grad_w
+        return bound.route(layer, grad_in), grad_w
 
-    traced = record_op(backward, tensors, flat_outputs + losses, layer.trainable_weights, name=layer.name)
+    traced = record_op(backward, bound.tensors, flat_outputs + losses, layer.trainable_weights, name=layer.name)
     if has_losses:
         layer._clear_added_losses()
         layer.add_loss(traced.pop())  # what `layer.losses` lists: differentiable on this tape

@@ -9,6 +9,7 @@ import threading
 from typing import NamedTuple
 
 from engine import extensions, tree
+from engine.bound_arguments import BoundArguments
 from engine.keras_tensor import KerasTensor
 
 # Registration reads a layer's node count and then appends, so two threads
@@ -45,6 +46,8 @@ class Node:
     Attributes:
         outbound_layer: the layer that was called.
         call_args, call_kwargs: the call's arguments, tensors left in place.
+        bound_arguments: the call's arguments bound to ``call``'s parameters
+            (a ``BoundArguments``): per parameter, its structure and its tensors.
         input_tensors: the symbolic tensors among the arguments, flattened.
         output_tensors: the symbolic outputs, flattened; ``outputs`` keeps their structure.
         inbound_layers, node_indices, tensor_indices: per input tensor, its ``_keras_history``.
@@ -65,7 +68,7 @@ class Node:
         ('x', True, True)
     """
 
-    __slots__ = ("outbound_layer", "call_args", "call_kwargs", "input_tensors",
+    __slots__ = ("outbound_layer", "call_args", "call_kwargs", "bound_arguments", "input_tensors",
                  "outputs", "output_tensors", "fed_inputs", "__weakref__")
 
     def __init__(self, outbound_layer, call_args=(), call_kwargs=None, outputs=(), fed_inputs=None):
@@ -73,12 +76,8 @@ class Node:
         self.fed_inputs = fed_inputs
         self.call_args = tuple(call_args)
         self.call_kwargs = dict(call_kwargs or {})
-        if len(self.call_args) == 1 and not self.call_kwargs and isinstance(self.call_args[0], KerasTensor):
-            self.input_tensors = [self.call_args[0]]
-        else:
-            self.input_tensors = [
-                t for t in tree.flatten((self.call_args, self.call_kwargs)) if isinstance(t, KerasTensor)
-            ]
+        self.bound_arguments = BoundArguments(outbound_layer, self.call_args, self.call_kwargs)
+        self.input_tensors = self.bound_arguments.tensors
         self.outputs = outputs
         self.output_tensors = [outputs] if isinstance(outputs, KerasTensor) else tree.flatten(outputs)
         for output in self.output_tensors:

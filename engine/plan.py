@@ -11,18 +11,14 @@ plan in reverse and sums gradients where a tensor fans out and across the calls
 of a shared layer.
 """
 
-import functools
-
 import numpy as np
 
 from engine import tree
 from engine.keras_tensor import KerasTensor, not_from_a_layer_error
 from engine.call_errors import raise_in_call_context
 from engine.layer import _accepts_training, call_parameters
-from engine.argument_gradients import by_argument, route_input_gradients
 from engine.layer_tracing import TracedCall
 
-_SINGLE, _LIST, _GENERAL = 0, 1, 2
 # A plan's repr shows its first and last steps past this many.
 _REPR_STEPS = 20
 
@@ -37,39 +33,27 @@ class DisconnectedOutputError(ValueError):
 
 class Step:
     """One Node of the plan: its layer, the slots it reads and writes, and the
-    slots it is the last reader of."""
+    slots it is the last reader of. The call's shape is the Node's
+    ``bound_arguments``, read here, never re-derived."""
 
-    __slots__ = ("node", "layer", "in_slots", "out_slots", "free_slots", "kind",
-                 "passes_training", "sets_call_context", "passes_mask", "argument_masks", "template", "tensor_positions", "num_first",
-                 "first_single")
+    __slots__ = ("node", "layer", "arguments", "in_slots", "out_slots", "free_slots", "passes_training",
+                 "sets_call_context", "passes_mask", "first_slots", "first_single", "argument_masks")
 
     def __init__(self, node, in_slots, out_slots):
         self.node = node
         self.layer = node.outbound_layer
+        self.arguments = node.bound_arguments
         self.in_slots = in_slots
         self.out_slots = out_slots
         self.free_slots = []
         self.passes_training = _accepts_training(type(self.layer))
         # A layer without a hand-written backward may call layers that follow its ``training`` (Layer._call).
         self.sets_call_context = not self.layer._has_backward()
-        args, kwargs = node.call_args, node.call_kwargs
-        first = args[0] if args else None
-        if len(args) == 1 and not kwargs and isinstance(first, KerasTensor):
-            self.kind = _SINGLE
-        elif (len(args) == 1 and not kwargs and isinstance(first, (list, tuple))
-              and all(isinstance(t, KerasTensor) for t in first)):
-            self.kind = _LIST
-        else:
-            self.kind = _GENERAL
-        self.template = (args, kwargs)
-        leaves = tree.flatten(self.template)
-        self.tensor_positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, KerasTensor)]
-        # The tensors of the first argument (`inputs`), whose masks the layer gets.
-        self.num_first = sum(isinstance(t, KerasTensor) for t in tree.flatten(first))
-        self.first_single = isinstance(first, KerasTensor)
         self.passes_mask = "mask" in call_parameters(type(self.layer))
-        self.argument_masks = [(name, [in_slots[i] for i in positions], single)
-                               for name, positions, single in _argument_masks(self.layer, args, kwargs)]
+        first, self.first_single = self.arguments.first_tensors()
+        self.first_slots = [in_slots[i] for i in first]
+        self.argument_masks = [(name, [in_slots[i] for i in indices], single)
+                               for name, indices, single in self.arguments.argument_masks(type(self.layer))]
 
     def __repr__(self):
         """``dense[1]: (x[0][0]) -> (dense[1][0])``: the call, the tensors it reads and those it makes."""
@@ -87,7 +71,7 @@ class Step:
         mask = kwargs.get("mask")
         mask_kwargs = {}
         if mask is None:
-            mask = self._masks_of(masks, self.in_slots[: self.num_first], self.first_single)
+            mask = self._masks_of(masks, self.first_slots, self.first_single)
             if mask is not None and self.passes_mask:
                 mask_kwargs["mask"] = mask
         for name, slots, single in self.argument_masks:
@@ -114,18 +98,6 @@ class Step:
             computed = [computed] * len(self.out_slots)
         for slot, out_mask in zip(self.out_slots, computed):
             masks[slot] = out_mask
-
-    def gather(self, values):
-        """Returns (inputs, extra_args, kwargs) with arrays in place of tensors."""
-        if self.kind == _SINGLE:
-            return values[self.in_slots[0]], (), {}
-        if self.kind == _LIST:
-            return [values[s] for s in self.in_slots], (), {}
-        leaves = tree.flatten(self.template)
-        for position, slot in zip(self.tensor_positions, self.in_slots):
-            leaves[position] = values[slot]
-        args, kwargs = tree.pack_as(self.template, leaves)
-        return args[0], tuple(args[1:]), kwargs
 
 
 class ExecutionPlan:
@@ -162,7 +134,7 @@ class ExecutionPlan:
         self._plan_frees()
         self.layers = self._unique_layers()
         # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...) or a call is given one.
-        self.uses_masks = any(s.layer._may_make_masks() or s.template[1].get("mask") is not None for s in self.steps)
+        self.uses_masks = any(s.layer._may_make_masks() or s.node.call_kwargs.get("mask") is not None for s in self.steps)
 
     def __repr__(self):
         """The plan's inputs and outputs, then its steps one per line (the first
@@ -294,7 +266,7 @@ class ExecutionPlan:
         values = [None] * len(self.tensors)
         values[: len(inputs)] = inputs
         for step in self.steps if steps is None else steps:
-            for slot, value in zip(step.out_slots, action(step, *step.gather(values))):
+            for slot, value in zip(step.out_slots, action(step, *step.arguments.fill_in(values, step.in_slots))):
                 values[slot] = value
         return [values[slot] for slot in self.output_slots]
 
@@ -329,7 +301,7 @@ class ExecutionPlan:
             for slot, mask in zip(self.input_slots, input_masks or ()):
                 masks[slot] = mask
         for index, step in enumerate(self.steps):
-            inputs, extra, kwargs = step.gather(values)
+            inputs, extra, kwargs = step.arguments.fill_in(values, step.in_slots)
             if masks is not None:
                 mask, mask_kwargs = step.input_masks(masks, kwargs)
                 if mask_kwargs:
@@ -391,11 +363,10 @@ class ExecutionPlan:
             grad_in, grad_w = step.layer.backward(cache, grad_out)
             if not tape.reusable:
                 tape.caches[index] = None
-            if step.kind == _SINGLE and type(grad_in) is np.ndarray:
+            if step.arguments.single and type(grad_in) is np.ndarray:
                 _accumulate(grads, step.in_slots[0], grad_in)
             else:
-                for slot, grad in zip(step.in_slots, route_input_gradients(step.layer, grad_in, *step.template,
-                                                                            _is_keras_tensor)):
+                for slot, grad in zip(step.in_slots, step.arguments.route(step.layer, grad_in)):
                     _accumulate(grads, slot, grad)
             if step.layer.trainable:
                 for variable, grad in grad_w.items():
@@ -491,28 +462,6 @@ def _tensor_name(tensor):
     return f"{history.layer.name}[{history.node_index}][{history.tensor_index}]"
 
 
-def _argument_masks(layer, args, kwargs):
-    """(``<argument>_mask``, positions of the argument's tensors among the
-    call's, whether it is one tensor) for each argument whose mask
-    ``layer.call`` takes by that name."""
-    parameters = call_parameters(type(layer))
-    if not _takes_argument_masks(type(layer)):
-        return []
-    found, offset = [], 0
-    for name, value in by_argument(layer, args, kwargs).items():
-        count = sum(isinstance(t, KerasTensor) for t in tree.flatten(value))
-        if count and f"{name}_mask" in parameters:
-            found.append((f"{name}_mask", range(offset, offset + count), isinstance(value, KerasTensor)))
-        offset += count
-    return found
-
-
-@functools.lru_cache(maxsize=None)
-def _takes_argument_masks(layer_type):
-    """Whether ``layer_type.call`` takes a mask by argument name (``query_mask``...)."""
-    return any(name.endswith("_mask") for name in call_parameters(layer_type))
-
-
 def _store(values, out_slots, out):
     if len(out_slots) == 1 and not isinstance(out, (list, tuple, dict)):
         values[out_slots[0]] = out
@@ -525,7 +474,3 @@ def _accumulate(grads, slot, grad):
     if grad is None:
         return
     grads[slot] = grad if grads[slot] is None else grads[slot] + grad
-
-
-def _is_keras_tensor(value):
-    return isinstance(value, KerasTensor)

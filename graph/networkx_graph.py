@@ -11,9 +11,6 @@ save the graph.
 
 import networkx as nx
 
-from engine import tree
-from engine.argument_gradients import by_argument
-from engine.keras_tensor import KerasTensor
 from graph._format import merged, shapes_text
 from graph._walk import LEVELS, walk
 
@@ -96,10 +93,4 @@ def to_networkx(model, level="layer", expand_nested=False, parallel_edges=False)
 def _argument_fed(node, index):
     """The parameter of ``node``'s call that its input tensor number ``index``
     feeds, with the tensor's position when the argument holds several."""
-    start = 0
-    for name, value in by_argument(node.outbound_layer, node.call_args, node.call_kwargs).items():
-        count = sum(isinstance(t, KerasTensor) for t in tree.flatten(value))
-        if index < start + count:
-            return name if isinstance(value, KerasTensor) else f"{name}[{index - start}]"
-        start += count
-    raise ValueError(f"Node of layer {node.outbound_layer.name!r} has no input tensor {index}.")
+    return node.bound_arguments.argument_of(index)

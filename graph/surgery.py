@@ -570,7 +570,7 @@ def _match_step(t_index, m_index, plan, template, makers, template_makers, bound
         return bound[t_index] == m_index
     t_step, m_step = template.steps[t_index], plan.steps[m_index]
     if (type(t_step.layer) is not type(m_step.layer) or len(t_step.in_slots) != len(m_step.in_slots)
-            or t_step.kind != m_step.kind):
+            or t_step.arguments.structure != m_step.arguments.structure):
         return False
     bound[t_index] = m_index
     for t_slot, m_slot in zip(t_step.in_slots, m_step.in_slots):

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from engine import ArgumentGradients, KerasTensor, Layer, constraints, initializers, regularizers
+from engine import KerasTensor, Layer, constraints, initializers, regularizers, tree
+from engine.bound_arguments import gradients_as_given
 from layers import activations
 from layers.attention._common import causal_mask, check_dropout, dropout_mask, shapes_agree
 from layers.core.seed_generator import SeedGenerator
@@ -217,7 +218,7 @@ class MultiHeadAttention(Layer):
 
     def compute_output_spec(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
                             attention_mask=None, return_attention_scores=False, use_causal_mask=False, mask=None):
-        (query, value, key), self_attention, _ = self._operands(query, value, key)
+        (query, value, key), self_attention = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
         input_masks = _input_masks(mask, self_attention, [query_mask, value_mask, key_mask])
@@ -232,9 +233,8 @@ class MultiHeadAttention(Layer):
         return None if mask is None else [_input_masks(mask, self_attention=False)[0], None]
 
     def _operands(self, query, value, key):
-        """Returns ((query, value, key), self_attention, form): self_attention when called as
-        ``mha(x, x)``; ``form`` how backward hands the gradients back, "list of 2", "list of 3",
-        "arguments" (Keras' form) or "arguments without key" (the key is the value)."""
+        """Returns ((query, value, key), self_attention): self_attention when called as
+        ``mha(x, x)``; the key is the value when not given."""
         if isinstance(query, (list, tuple)):
             if value is not None or key is not None:
                 raise ValueError(
@@ -246,15 +246,15 @@ class MultiHeadAttention(Layer):
                     f"Layer {self.name!r} (MultiHeadAttention) expects a list [query, value] or "
                     f"[query, value, key]. Received a list of {len(query)} tensors."
                 )
-            return (query[0], query[1], query[-1]), False, f"list of {len(query)}"
+            return (query[0], query[1], query[-1]), False
         if value is None:
             raise ValueError(
                 f"Layer {self.name!r} (MultiHeadAttention) needs a value: call it as mha([query, value]), "
                 "or mha(x, x) for self-attention."
             )
         if key is None:
-            return (query, value, value), value is query, "arguments without key"
-        return (query, value, key), False, "arguments"
+            return (query, value, value), value is query
+        return (query, value, key), False
 
     # ------------------------------------------------------------ the maths
     def call(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
@@ -264,7 +264,8 @@ class MultiHeadAttention(Layer):
 
     def forward(self, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
                 attention_mask=None, return_attention_scores=False, training=True, use_causal_mask=False, mask=None):
-        (query, value, key), self_attention, form = self._operands(query, value, key)
+        given = {"query": query, "value": value, "key": key}
+        (query, value, key), self_attention = self._operands(query, value, key)
         self._create_weights_once(query.shape, value.shape, key.shape)
         self._check_shapes(query.shape, value.shape, key.shape)
         input_masks = _input_masks(mask, self_attention, [query_mask, value_mask, key_mask])
@@ -292,11 +293,11 @@ class MultiHeadAttention(Layer):
         if self.output_bias is not None:
             outputs += self.output_bias.value.reshape(-1)
         outputs = outputs.reshape(self.compute_output_shape(query.shape))
-        cache = (form, (query, value, key), (q, k, v), probabilities, drop, merged, return_attention_scores)
+        cache = (given, (query, value, key), (q, k, v), probabilities, drop, merged, return_attention_scores)
         return ([outputs, probabilities] if return_attention_scores else outputs), cache
 
     def backward(self, cache, grad_outputs):
-        form, (query, value, key), (q, k, v), probabilities, drop, merged, return_scores = cache
+        given, (query, value, key), (q, k, v), probabilities, drop, merged, return_scores = cache
         grad_outputs, grad_scores = grad_outputs if return_scores else (grad_outputs, None)
         grad_outputs = grad_outputs.reshape(merged.shape[0], math.prod(self.output_kernel.shape[2:]))
         grads = {self.output_kernel: (merged.T @ grad_outputs).reshape(self.output_kernel.shape)}
@@ -318,13 +319,10 @@ class MultiHeadAttention(Layer):
         grad_query = _project_backward(query, self.query_kernel, self.query_bias, grad_q, grads)
         grad_key = _project_backward(key, self.key_kernel, self.key_bias, grad_k, grads)
         grad_value = _project_backward(value, self.value_kernel, self.value_bias, grad_v, grads)
-        if form == "list of 3":
-            return [grad_query, grad_value, grad_key], grads
-        if form == "list of 2":
-            return [grad_query, grad_value + grad_key], grads
-        if form == "arguments":
-            return ArgumentGradients(query=grad_query, value=grad_value, key=grad_key), grads
-        return ArgumentGradients(query=grad_query, value=grad_value + grad_key), grads
+        # Without a key, the value served as both: it gets both gradients.
+        key_given = sum(x is not None for x in tree.flatten(given)) == 3
+        flat = [grad_query, grad_value, grad_key] if key_given else [grad_query, grad_value + grad_key]
+        return gradients_as_given(given, flat), grads
 
     def flops(self, input_shapes, output_shapes):
         """The query, key and value projections (2 per multiply-add, and the biases), the

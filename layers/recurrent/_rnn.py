@@ -32,7 +32,8 @@ import numbers
 
 import numpy as np
 
-from engine import ArgumentGradients, Layer, constraints, initializers, regularizers
+from engine import Layer, constraints, initializers, regularizers
+from engine.bound_arguments import gradients_as_given
 from layers import activations
 from layers._masks import checked_mask
 from layers.core.seed_generator import SeedGenerator
@@ -50,22 +51,6 @@ def as_state_list(initial_state):
     if initial_state is None:
         return []
     return list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
-
-
-def states_form(inputs, initial_state):
-    """How initial states were given: "list" (``[x, *states]``), "initial_state" (``initial_state=``) or None."""
-    if isinstance(inputs, (list, tuple)) and len(inputs) > 1:
-        return "list"
-    return None if initial_state is None else "initial_state"
-
-
-def gradients_as_called(form, grad_sequences, grad_states):
-    """``backward``'s input gradients in the form the states were given in (see ``states_form``)."""
-    if form == "list":
-        return [grad_sequences, *grad_states]
-    if form == "initial_state":
-        return ArgumentGradients(inputs=grad_sequences, initial_state=grad_states)
-    return grad_sequences
 
 
 def split_inputs(layer, inputs, initial_state):
@@ -242,7 +227,7 @@ class _Recurrent(Layer):
         sequences = np.asarray(sequences)
         self._check_shapes(sequences.shape, [np.shape(s) for s in states])
         batch, steps, features = sequences.shape
-        form = states_form(inputs, initial_state)
+        given = {"inputs": inputs, "initial_state": initial_state}
         dtype = np.result_type(sequences.dtype, self.kernel.value.dtype)
         input_mask = self._dropout_mask(training, self.dropout, (batch, features), dtype)
         recurrent_mask = self._dropout_mask(training, self.recurrent_dropout, (batch, self.units), dtype)
@@ -289,11 +274,11 @@ class _Recurrent(Layer):
         result = np.ascontiguousarray(outputs.transpose(2, 0, 1)) if self.return_sequences else outputs[-1].T.copy()
         if self.return_state:
             result = [result, *(state.T.copy() for state in history[:, -1])]
-        cache = (x, x_ones, input_mask, recurrent_mask, keep, history, new, h_in, tape, order, form)
+        cache = (x, x_ones, input_mask, recurrent_mask, keep, history, new, h_in, tape, order, given)
         return result, cache
 
     def backward(self, cache, grad_outputs):
-        x, x_ones, input_mask, recurrent_mask, keep, history, new, h_in, tape, order, form = cache
+        x, x_ones, input_mask, recurrent_mask, keep, history, new, h_in, tape, order, given = cache
         steps, batch, features = x.shape
         dtype = history.dtype
         grad_states = np.zeros(history[:, 0].shape, dtype)
@@ -347,7 +332,7 @@ class _Recurrent(Layer):
         if self.go_backwards:
             grad_x = grad_x[::-1]
         grad_sequences = np.ascontiguousarray(grad_x.transpose(1, 0, 2))
-        return gradients_as_called(form, grad_sequences, [g.T.copy() for g in grad_states]), grads
+        return gradients_as_given(given, [grad_sequences, *(g.T.copy() for g in grad_states)]), grads
 
     # ------------------------------------------------- the cell's defaults
     _gate_order = None

@@ -6,7 +6,8 @@ import numpy as np
 
 from engine import Layer
 from engine.functional_config import deserialize_layer, serialize_layer
-from layers.recurrent._rnn import _Recurrent, first_mask, gradients_as_called, split_inputs, split_shapes, states_form
+from engine.bound_arguments import gradients_as_given
+from layers.recurrent._rnn import _Recurrent, first_mask, split_inputs, split_shapes
 
 _MERGE_MODES = ("concat", "sum", "mul", "ave", None)
 
@@ -135,8 +136,8 @@ class Bidirectional(Layer):
         forward_inputs, backward_inputs = self._split(inputs, initial_state)
         y, forward_cache = self.forward_layer.forward(forward_inputs, training=training, mask=mask)
         y_rev, backward_cache = self.backward_layer.forward(backward_inputs, training=training, mask=mask)
-        form = states_form(inputs, initial_state)
-        return self._merge(y, y_rev), (forward_cache, backward_cache, y, y_rev, form)
+        given = {"inputs": inputs, "initial_state": initial_state}
+        return self._merge(y, y_rev), (forward_cache, backward_cache, y, y_rev, given)
 
     def _merge(self, y, y_rev):
         """``[merged output(s), *forward states, *backward states]`` (one array when alone)."""
@@ -156,7 +157,7 @@ class Bidirectional(Layer):
         return self._unlist(outputs + forward_states + backward_states)
 
     def backward(self, cache, grad_outputs):
-        forward_cache, backward_cache, y, y_rev, form = cache
+        forward_cache, backward_cache, y, y_rev, given = cache
         grads = self._as_list(grad_outputs)
         y, y_rev = self._as_list(y)[0], self._as_list(y_rev)[0]
         if self.return_sequences:
@@ -183,7 +184,7 @@ class Bidirectional(Layer):
         forward_grads, backward_grads = self._as_list(forward_grads), self._as_list(backward_grads)
         grad_sequences = forward_grads[0] + backward_grads[0]
         grad_states = [*forward_grads[1:], *backward_grads[1:]]
-        return gradients_as_called(form, grad_sequences, grad_states), {**forward_weights, **backward_weights}
+        return gradients_as_given(given, [grad_sequences, *grad_states]), {**forward_weights, **backward_weights}
 
     def flops(self, input_shapes, output_shapes):
         """Both directions' counts on the sequence, and the merge: 1 per merged element for

@@ -75,36 +75,49 @@ class BoundArguments:
         True
     """
 
-    __slots__ = ("args", "kwargs", "arguments", "tensors", "slots", "first", "single", "structure",
+    __slots__ = ("args", "kwargs", "_arguments", "tensors", "_slots", "first", "single", "structure",
                  "_is_tensor", "_leaves", "_positions", "_listed")
 
     def __init__(self, layer, args, kwargs, is_tensor=_is_keras_tensor):
         self.args, self.kwargs, self._is_tensor = args, kwargs, is_tensor
         self.first = first_argument_name(layer)
         if len(args) == 1 and not kwargs and is_tensor(args[0]):
+            # The fast path: what the other calls need is made on first use (most Nodes never need it).
             self.single = True
-            self.arguments = {self.first: args[0]}
             self.tensors = [args[0]]
-            self.slots = {self.first: range(1)}
             self.structure = _SINGLE_STRUCTURE
-            self._leaves = self._positions = self._listed = None
+            self._arguments = self._slots = self._leaves = self._positions = self._listed = None
             return
         self.single = False
         # A list of tensors and nothing else (Add, Concatenate): filled in without packing.
         self._listed = (len(args) == 1 and not kwargs and type(args[0]) is list
                         and all(is_tensor(t) for t in args[0]))
-        self.arguments = bind(layer, args, kwargs)
+        self._arguments = bind(layer, args, kwargs)
         if args:
-            self.first = next(iter(self.arguments))
+            self.first = next(iter(self._arguments))
         self._leaves = tree.flatten((args, kwargs))
         self._positions = [i for i, leaf in enumerate(self._leaves) if is_tensor(leaf)]
         self.tensors = [self._leaves[i] for i in self._positions]
-        self.slots, start = {}, 0
-        for name, value in self.arguments.items():
+        self._slots, start = {}, 0
+        for name, value in self._arguments.items():
             count = sum(1 for leaf in tree.flatten(value) if is_tensor(leaf))
-            self.slots[name] = range(start, start + count)
+            self._slots[name] = range(start, start + count)
             start += count
-        self.structure = tuple((name, _shape_of(value, is_tensor)) for name, value in self.arguments.items())
+        self.structure = tuple((name, _shape_of(value, is_tensor)) for name, value in self._arguments.items())
+
+    @property
+    def arguments(self):
+        """``{parameter name: value}`` in the flattened order of the call."""
+        if self._arguments is None:
+            self._arguments = {self.first: self.args[0]}
+        return self._arguments
+
+    @property
+    def slots(self):
+        """``{parameter name: range of indices into tensors}``."""
+        if self._slots is None:
+            self._slots = {self.first: range(1)}
+        return self._slots
 
     def __repr__(self):
         shown = ", ".join(f"{name}={self._describe(value)}" for name, value in self.arguments.items())

@@ -20,6 +20,7 @@ never reached by a window).
   samples at a time while they are in cache, multiplied by one matmul per tap
   of the other axes (a 3x3 kernel: a 3x copy and three products, where im2col
   copies 9x); the kernel gradient makes the strips again instead of keeping them.
+  The runs are split between ``engine.num_threads()`` threads (``_runs``).
 """
 
 import itertools
@@ -27,7 +28,8 @@ import math
 
 import numpy as np
 
-STRIP_CHUNK_BYTES = 1 << 18  # a run of samples' strips at a time, well inside a core's L2 cache (256K-2M)
+from layers.convolutional._runs import over_runs, sample_runs
+
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 
 
@@ -254,13 +256,10 @@ def _strip_offsets(rows, kernel_size, dilation_rate):
 
 
 def _strip_chunks(x, kernel_size, pads, out):
-    """``(start, stop)`` runs of samples whose ``strips`` take about ``STRIP_CHUNK_BYTES``
-    (at least one sample): each run's strips are made and multiplied while they
-    are still in the core's cache."""
+    """``sample_runs`` of ``x``'s ``strips``: each run's strips are made and
+    multiplied while they are still in the core's cache."""
     lead = math.prod(n + before + max(after, 0) for n, (before, after) in zip(x.shape[1:-2], pads[:-1]))
-    per_sample = lead * out[-1] * kernel_size[-1] * x.shape[-1] * x.itemsize
-    step = max(1, STRIP_CHUNK_BYTES // max(per_sample, 1))
-    return [(start, min(start + step, x.shape[0])) for start in range(0, x.shape[0], step)]
+    return sample_runs(x.shape[0], lead * out[-1] * kernel_size[-1] * x.shape[-1] * x.itemsize)
 
 
 def _strip_conv(x, kernel, dilation_rate, pads):
@@ -273,7 +272,8 @@ def _strip_conv(x, kernel, dilation_rate, pads):
     out = output_spatial(x.shape[1:-1], kernel_size, (1,) * len(kernel_size), dilation_rate, pads)
     outputs = np.empty((x.shape[0],) + out + (filters,), np.result_type(x, kernel))
     crop_rows = (slice(None),) + tuple(slice(n) for n in out[:-1])
-    for start, stop in _strip_chunks(x, kernel_size, pads, out):
+
+    def run(start, stop):
         rows = strips(x[start:stop], kernel_size, dilation_rate, pads, out)
         flat = rows.reshape(-1, rows.shape[-1])
         offsets = list(_strip_offsets(rows, kernel_size, dilation_rate))
@@ -287,6 +287,8 @@ def _strip_conv(x, kernel, dilation_rate, pads):
             else:
                 z[:count] += np.matmul(flat[offset:offset + count], weights, out=part)
         outputs[start:stop] = z.reshape(rows.shape[:-1] + (filters,))[crop_rows]
+
+    over_runs(run, _strip_chunks(x, kernel_size, pads, out))
     return outputs
 
 
@@ -296,18 +298,22 @@ def _strip_kernel_grad(x, grad_outputs, kernel_shape, dilation_rate, pads):
     positions) times its run of rows."""
     kernel_size, filters = kernel_shape[:-2], kernel_shape[-1]
     out = grad_outputs.shape[1:-1]
-    kernel_grad = np.zeros(kernel_shape, np.result_type(x, grad_outputs))
+    dtype = np.result_type(x, grad_outputs)
     inside = (slice(None),) + tuple(slice(n) for n in out[:-1])
-    for start, stop in _strip_chunks(x, kernel_size, pads, out):
+
+    def run(start, stop):
         rows = strips(x[start:stop], kernel_size, dilation_rate, pads, out)
         grad = np.zeros(rows.shape[:-1] + (filters,), grad_outputs.dtype)
         grad[inside] = grad_outputs[start:stop]
         flat, flat_grad = rows.reshape(-1, rows.shape[-1]), grad.reshape(-1, filters)
         offsets = list(_strip_offsets(rows, kernel_size, dilation_rate))
         count = flat.shape[0] - offsets[-1][1]
+        kernel_grad = np.empty(kernel_shape, dtype)
         for tap, offset in offsets:
-            kernel_grad[tap] += (flat_grad[:count].T @ flat[offset:offset + count]).T.reshape(kernel_shape[-3:])
-    return kernel_grad
+            kernel_grad[tap] = (flat_grad[:count].T @ flat[offset:offset + count]).T.reshape(kernel_shape[-3:])
+        return kernel_grad
+
+    return sum(over_runs(run, _strip_chunks(x, kernel_size, pads, out)), np.zeros(kernel_shape, dtype))
 
 
 def _im2col_conv(x, kernel, strides, dilation_rate, pads, groups=1):

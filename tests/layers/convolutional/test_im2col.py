@@ -3,7 +3,7 @@ import sys
 import numpy as np
 import pytest
 
-from layers.convolutional import Conv2D, _im2col
+from layers.convolutional import Conv2D, _im2col, _runs
 
 
 @pytest.mark.parametrize("kernel_size, strides, dilation_rate", [((3, 2), (1, 1), (1, 1)),
@@ -31,7 +31,7 @@ def test_conv_forward_and_backward_do_no_python_work_per_pixel(monkeypatch):
     """A design check: Conv2D's forward + backward is three matmuls per kernel row
     (by strips), and the Python lines it runs do not depend on the image size
     (the loops are over kernel taps and over runs of samples that fill
-    ``STRIP_CHUNK_BYTES``, one run for both sizes here)."""
+    ``RUN_BYTES``, one run for both sizes here)."""
     layer = Conv2D(16, 3, padding="same", strides=1)
     small, large = np.ones((4, 8, 8, 16), "float32"), np.ones((4, 16, 16, 16), "float32")
     layer(small)
@@ -78,7 +78,7 @@ def test_strips_match_im2col_in_runs_of_samples(monkeypatch, shape, kernel_size,
     grad = rng.normal(size=expected.shape)
     expected_kernel_grad = _im2col._cols_kernel_grad(cols, grad, kernel.shape)
     for chunk_bytes in (1, 1 << 30):
-        monkeypatch.setattr(_im2col, "STRIP_CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(_runs, "RUN_BYTES", chunk_bytes)
         outputs, saved = _im2col.conv(x, kernel, strides, dilation_rate, pads)
         assert saved[0] == "strips"
         np.testing.assert_allclose(outputs, expected, rtol=1e-10, atol=1e-10)

@@ -1,0 +1,58 @@
+"""Runs of samples: a batch cut into pieces whose copies fit in a core's cache,
+worked on one after the other, or split between ``engine.num_threads()`` threads.
+
+Split between threads, each run makes its copy and multiplies it on its own
+core, with BLAS held to one thread meanwhile: the copies run in parallel too,
+and no product waits for BLAS threads that other work keeps busy.
+"""
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+from threadpoolctl import ThreadpoolController
+
+from engine.blas_threads import num_threads
+
+RUN_BYTES = 1 << 18  # a run's copy, well inside a core's L2 cache (256 KB to 2 MB on current CPUs)
+
+
+def sample_runs(batch, bytes_per_sample):
+    """``(start, stop)`` runs of samples whose copies (``bytes_per_sample`` each)
+    take about ``RUN_BYTES``, at least one sample per run.
+
+    Example:
+        >>> sample_runs(5, RUN_BYTES // 2)
+        [(0, 2), (2, 4), (4, 5)]
+    """
+    step = max(1, RUN_BYTES // max(bytes_per_sample, 1))
+    return [(start, min(start + step, batch)) for start in range(0, batch, step)]
+
+
+def over_runs(work, runs):
+    """``[work(start, stop) for each run]``, the runs split between up to
+    ``num_threads()`` threads, BLAS held to one thread while they work.
+
+    Args:
+        work: a function of ``(start, stop)``; runs may call it in any order and
+            at once, so it writes only its own samples' part of any shared array.
+        runs: the ``(start, stop)`` pairs, as ``sample_runs`` gives them.
+
+    Example:
+        >>> over_runs(lambda start, stop: stop - start, [(0, 2), (2, 3)])
+        [2, 1]
+    """
+    threads = min(num_threads(), len(runs))
+    if threads < 2:
+        return [work(start, stop) for start, stop in runs]
+    with _blas().limit(limits=1, user_api="blas"):
+        return list(_pool(threads).map(lambda run: work(*run), runs))
+
+
+@functools.cache
+def _blas():
+    return ThreadpoolController()
+
+
+@functools.cache
+def _pool(threads):
+    return ThreadPoolExecutor(threads, thread_name_prefix="nodeweave-runs")

@@ -1,0 +1,36 @@
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+from layers.convolutional import _im2col, _runs
+
+
+def test_sample_runs_cover_the_batch_once_with_at_least_one_sample_each():
+    assert _runs.sample_runs(5, _runs.RUN_BYTES // 2) == [(0, 2), (2, 4), (4, 5)]
+    assert _runs.sample_runs(3, 10 * _runs.RUN_BYTES) == [(0, 1), (1, 2), (2, 3)]
+    assert _runs.sample_runs(0, 10) == []
+
+
+def test_runs_split_between_threads_hold_blas_to_one_thread(monkeypatch):
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+
+    def work(start, stop):
+        return stop - start, [lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()]
+
+    results = _runs.over_runs(work, [(0, 3), (3, 4), (4, 6)])
+    assert [size for size, _ in results] == [3, 1, 2]
+    assert all(threads == [1] * len(threads) for _, threads in results)
+
+
+def test_strip_convolution_split_between_threads_matches_one_thread(monkeypatch):
+    rng = np.random.default_rng(0)
+    x, kernel = rng.normal(size=(5, 6, 7, 16)), rng.normal(size=(3, 3, 16, 16))
+    pads, grad = ((1, 1), (1, 1)), rng.normal(size=(5, 6, 7, 16))
+    monkeypatch.setattr(_runs, "RUN_BYTES", 1)  # one sample per run
+    monkeypatch.setattr(_runs, "num_threads", lambda: 1)
+    expected, saved = _im2col.conv(x, kernel, (1, 1), (1, 1), pads)
+    expected_kernel_grad = _im2col.conv_kernel_grad(saved, grad, kernel, (1, 1), (1, 1), pads)
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    outputs, saved = _im2col.conv(x, kernel, (1, 1), (1, 1), pads)
+    np.testing.assert_allclose(outputs, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, (1, 1), (1, 1), pads),
+                               expected_kernel_grad, rtol=1e-12, atol=1e-12)

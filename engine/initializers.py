@@ -56,12 +56,33 @@ class Constant(Initializer):
         return {"value": self.value}
 
 
-class RandomNormal(Initializer):
+class RandomInitializer(Initializer):
+    """Base class of the initializers that draw: ``seed`` picks the generator
+    (``engine.utils.random_generator``), ``sample`` draws from a given one."""
+
+    seed = None
+
+    def __call__(self, shape, dtype="float32"):
+        return self.sample(random_generator(self.seed), shape, dtype)
+
+    def sample(self, rng, shape, dtype="float32"):
+        """A new array of ``shape`` and ``dtype`` drawn from the NumPy generator ``rng``.
+
+        Example:
+            >>> import numpy as np
+            >>> a = RandomNormal().sample(np.random.default_rng(0), (2,))
+            >>> bool((a == RandomNormal().sample(np.random.default_rng(0), (2,))).all())
+            True
+        """
+        raise NotImplementedError
+
+
+class RandomNormal(RandomInitializer):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
-    def __call__(self, shape, dtype="float32"):
-        return _normal(random_generator(self.seed), self.mean, self.stddev, shape, dtype)
+    def sample(self, rng, shape, dtype="float32"):
+        return _normal(rng, self.mean, self.stddev, shape, dtype)
 
     def cost(self, shape, dtype="float32"):
         return _sampling_bytes(shape, dtype), math.prod(shape)
@@ -70,12 +91,12 @@ class RandomNormal(Initializer):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
-class RandomUniform(Initializer):
+class RandomUniform(RandomInitializer):
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
-    def __call__(self, shape, dtype="float32"):
-        return _uniform(random_generator(self.seed), self.minval, self.maxval, shape, dtype)
+    def sample(self, rng, shape, dtype="float32"):
+        return _uniform(rng, self.minval, self.maxval, shape, dtype)
 
     def cost(self, shape, dtype="float32"):
         return _sampling_bytes(shape, dtype), math.prod(shape)
@@ -94,7 +115,7 @@ def compute_fans(shape):
     return shape[-2] * receptive_field, shape[-1] * receptive_field
 
 
-class VarianceScaling(Initializer):
+class VarianceScaling(RandomInitializer):
     """Samples with variance ``scale / n``, n being fan_in, fan_out or their mean.
 
     ``distribution`` is ``"truncated_normal"`` (cut at two standard deviations),
@@ -115,11 +136,10 @@ class VarianceScaling(Initializer):
             )
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
 
-    def __call__(self, shape, dtype="float32"):
+    def sample(self, rng, shape, dtype="float32"):
         fan_in, fan_out = compute_fans(shape)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
         variance = self.scale / max(1.0, n)
-        rng = random_generator(self.seed)
         if self.distribution == "uniform":
             limit = math.sqrt(3.0 * variance)
             return _uniform(rng, -limit, limit, shape, dtype)
@@ -230,19 +250,19 @@ class LecunNormal(VarianceScaling):
         return {"seed": self.seed}
 
 
-class Orthogonal(Initializer):
+class Orthogonal(RandomInitializer):
     """An orthogonal matrix (rows or columns orthonormal), scaled by ``gain``."""
 
     def __init__(self, gain=1.0, seed=None):
         self.gain, self.seed = gain, seed
 
-    def __call__(self, shape, dtype="float32"):
+    def sample(self, rng, shape, dtype="float32"):
         if len(shape) < 2:
             raise ValueError(
                 f"Orthogonal initializer expects a shape of at least 2 dimensions, received {tuple(shape)}."
             )
         rows, cols = math.prod(shape[:-1]), shape[-1]
-        flat = random_generator(self.seed).standard_normal((max(rows, cols), min(rows, cols)))
+        flat = rng.standard_normal((max(rows, cols), min(rows, cols)))
         q, r = np.linalg.qr(flat)
         del flat
         q *= np.sign(np.diag(r))

@@ -44,6 +44,7 @@ from engine.storable_names import check_layer_name, check_weight_name, positiona
 from engine.tracking import (StateLock, held_metrics, metric_variables, names_made_in_build, refuse_new_state, seed_states,
                              untrack_variable)
 from engine.variable import Variable
+from engine.weight_draws import pending_draw
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
 _AGGREGATIONS = {None, "none", "mean", "sum", "only_first_replica"}
@@ -222,11 +223,12 @@ class Layer(Module):
         initializer = initializers.get(initializer)
         if charge_weight(self.name, name, shape, dtype, initializer):
             initializer = initializers.get("zeros")  # a load assigns it from the file: no initial values to draw
-        value = np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
-        if value.shape != shape:
-            raise ValueError(
-                f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, expected {shape}."
-            )
+        value = pending_draw(initializer, shape, dtype)
+        if value is None:
+            value = np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
+            if value.shape != shape:
+                raise ValueError(f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, "
+                                 f"expected {shape}.")
         variables = self._tracked("_variables")
         name = name or f"variable_{len(variables)}"
         refuse_new_state(self, f"weight {name!r}")

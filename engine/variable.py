@@ -7,6 +7,7 @@ import numpy as np
 from engine.autodiff import tape as _tape
 from engine.autodiff import traced as _traced
 from engine.naming import unique_name
+from engine.weight_draws import PendingDraw
 
 
 class Variable:
@@ -44,7 +45,7 @@ class Variable:
         (2, 3)
     """
 
-    __slots__ = ("_made_trainable", "constraint", "name", "path", "regularizer", "trainable", "value")
+    __slots__ = ("_made_trainable", "_pending", "_value", "constraint", "name", "path", "regularizer", "trainable")
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True, name=None, regularizer=None,
                  constraint=None, *, path=None):
@@ -52,7 +53,10 @@ class Variable:
         if not isinstance(name, str) or ("/" in name and path is None):  # a layer's weight passes its path
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "
                              f"name={name!r}. Name the variable without '/'; its path may hold one (path=...).")
-        self.value = _initial_value(initializer, shape, dtype, name)
+        if isinstance(initializer, PendingDraw):  # a layer's weight, drawn on first use (engine.weight_draws)
+            self._value, self._pending = None, initializer
+        else:
+            self._value, self._pending = _initial_value(initializer, shape, dtype, name), None
         self.name = name
         self.path = name if path is None else path
         self.trainable = bool(trainable)
@@ -62,14 +66,27 @@ class Variable:
         self.constraint = constraint
 
     @property
+    def value(self):
+        """The NumPy array; a layer's weight draws it on first use (``engine.weight_draws``)."""
+        value = self._value
+        if value is None:
+            value = self._value = self._pending.draw()
+            self._pending = None
+        return value
+
+    @value.setter
+    def value(self, value):
+        self._value, self._pending = value, None
+
+    @property
     def shape(self):
-        """The value's shape."""
-        return self.value.shape
+        """The value's shape (known before a pending value is drawn)."""
+        return self._pending.shape if self._value is None else self._value.shape
 
     @property
     def dtype(self):
-        """The value's NumPy dtype."""
-        return self.value.dtype
+        """The value's NumPy dtype (known before a pending value is drawn)."""
+        return self._pending.dtype if self._value is None else self._value.dtype
 
     def numpy(self):
         """The value, the NumPy array itself (not a copy), as Keras' ``Variable.numpy()``.
@@ -95,9 +112,9 @@ class Variable:
             array([1., 2.], dtype=float32)
         """
         value = np.asarray(value)
-        if value.shape != self.value.shape:
+        if value.shape != self.shape:
             self._refuse(value)
-        self.value = value.astype(self.value.dtype, copy=True)
+        self.value = value.astype(self.dtype, copy=True)
         return self.value
 
     def assign_loaded(self, array):
@@ -118,7 +135,7 @@ class Variable:
             >>> v.assign_loaded(read) is read
             True
         """
-        if array.dtype == self.value.dtype and array.shape == self.value.shape and array.flags.c_contiguous:
+        if array.dtype == self.dtype and array.shape == self.shape and array.flags.c_contiguous:
             self.value = array
             return array
         return self.assign(array)
@@ -159,7 +176,7 @@ class Variable:
     def _refuse(self, value):
         raise ValueError(
             f"Cannot assign a value of shape {value.shape} to variable {self.path!r} of shape "
-            f"{self.value.shape}: the shape of the target variable and the shape of the target value in "
+            f"{self.shape}: the shape of the target variable and the shape of the target value in "
             "`variable.assign(value)` must match."
         )
 
@@ -169,7 +186,7 @@ class Variable:
         return self.value.astype(dtype)
 
     def __repr__(self):
-        return f"<Variable path={self.path}, shape={self.value.shape}, dtype={self.value.dtype.name}>"
+        return f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype.name}>"
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         values = []

@@ -1,11 +1,11 @@
-"""What every test shares: fresh names and seeds, how the tests are shared out between
-pytest-xdist's workers, and a worker that gives memory back between tests.
+"""What every test shares: fresh names and seeds, how ``make test`` shares the tests out
+between its two pytest-xdist workers, and a worker that gives memory back between tests.
 
-Work units (``make test`` runs ``--dist loadgroup --no-loadscope-reorder``): a test marked
-``slow`` that needs no fixture wider than itself is a unit of its own; every other test
-goes with the rest of its file, as ``--dist loadfile`` would. Units that hold a slow test
-are handed out first and the rest by size, so two workers end together instead of one
-waiting on the last long file.
+Work units (``make test`` runs ``--dist loadfile``): a file's tests go to one worker
+together, as pytest-xdist does, except in the files of ``SPLIT_FILES``, whose tests share
+nothing costly and are units of their own (each builds and runs Keras' applications for
+10-45 s). Units holding a slow test go out first, then the larger before the smaller, so
+the two workers end together instead of one waiting on the last long file.
 """
 
 import ctypes
@@ -17,11 +17,17 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from xdist.scheduler import LoadScopeScheduling  # noqa: E402
 
 from engine.utils import clear_session, set_random_seed  # noqa: E402
 
-# Fixtures of a wider scope that still build nothing another test would reuse.
-PER_TEST_FIXTURES = {"keras_model"}
+SPLIT_FILES = {
+    "tests/benchmarks/test_harness.py",
+    "tests/keras_format/test_read_applications.py",
+    "tests/layers/test_application_builders.py",
+    "tests/layers/test_application_builders_efficient.py",
+    "tests/layers/test_application_builders_inception.py",
+}
 # A worker whose resident memory passes this gives back what the test left (garbage cycles,
 # XLA's compiled programs) before the next test; the line then moves above what stays.
 MEMORY_LINE_BYTES = 1_000_000_000
@@ -37,28 +43,38 @@ def fresh_names_and_seed():
     yield
 
 
-def _runs_alone(item) -> bool:
-    """Whether ``item`` is slow and shares no fixture with the other tests of its file."""
-    if item.get_closest_marker("slow") is None:
-        return False
-    definitions = getattr(item, "_fixtureinfo", None)
-    definitions = definitions.name2fixturedefs if definitions else {}
-    return all(definition.scope == "function" or name in PER_TEST_FIXTURES
-               for name, chain in definitions.items() for definition in chain)
+def work_unit(nodeid: str) -> str:
+    """The work unit of the test ``nodeid``: its file, or itself in a file of ``SPLIT_FILES``."""
+    path = nodeid.split("::")[0]
+    return nodeid if path in SPLIT_FILES else path
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    if not getattr(config.option, "loadgroup", False):  # set on pytest-xdist's workers by --dist loadgroup
+class WorkUnitScheduling(LoadScopeScheduling):
+    """pytest-xdist's ``loadfile`` with the units of ``work_unit``, handed out in the order the
+    workers collected them (see ``pytest_collection_modifyitems``)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return work_unit(nodeid)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") == "loadfile":
+        config.option.loadscopereorder = False  # the workers order the units
+        return WorkUnitScheduling(config, log)
+    return None
+
+
+def pytest_collection_modifyitems(items):
+    """On a pytest-xdist worker, orders the work units: those holding a slow test first, then
+    the larger before the smaller."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
         return
     units = {}
     for item in items:
-        unit = item.nodeid if _runs_alone(item) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(unit))
-        units.setdefault(unit, []).append(item)
-    slow_first = sorted(units.values(), key=lambda unit: (
+        units.setdefault(work_unit(item.nodeid), []).append(item)
+    order = sorted(units.values(), key=lambda unit: (
         not any(item.get_closest_marker("slow") for item in unit), -len(unit)))
-    items[:] = [item for unit in slow_first for item in unit]
+    items[:] = [item for unit in order for item in unit]
 
 
 class _MemoryLine:

@@ -28,8 +28,8 @@ SPLIT_FILES = {
     "tests/layers/test_application_builders_efficient.py",
     "tests/layers/test_application_builders_inception.py",
 }
-# A worker whose resident memory passes this gives back what the test left (garbage cycles,
-# XLA's compiled programs) before the next test; the line then moves above what stays.
+# A worker whose resident memory passes the line gives back what the test left (garbage
+# cycles, XLA's compiled programs); the line then stands a margin above what stays.
 MEMORY_LINE_BYTES = 1_000_000_000
 MEMORY_MARGIN_BYTES = 300_000_000
 
@@ -78,27 +78,33 @@ def pytest_collection_modifyitems(items):
 
 
 class _MemoryLine:
-    """The resident size above which a worker collects its garbage between tests."""
+    """The resident size above which a worker collects its garbage after a test: it rises
+    above what a collection leaves and falls with the worker's memory."""
 
     def __init__(self):
         self.line = MEMORY_LINE_BYTES
 
     def give_back(self):
-        if resident_bytes() <= self.line:
-            return
-        gc.collect()
-        if "jax" in sys.modules:
-            sys.modules["jax"].clear_caches()
-        _trim_heap()
-        self.line = max(MEMORY_LINE_BYTES, resident_bytes() + MEMORY_MARGIN_BYTES)
+        resident = resident_bytes()
+        if resident > self.line:
+            gc.collect()
+            if "jax" in sys.modules:  # Keras' compiled programs: 300 MB after one application
+                sys.modules["jax"].clear_caches()
+            _trim_heap()
+            self.line = max(MEMORY_LINE_BYTES, resident_bytes() + MEMORY_MARGIN_BYTES)
+        else:
+            self.line = max(MEMORY_LINE_BYTES, min(self.line, resident + MEMORY_MARGIN_BYTES))
 
 
 _memory_line = _MemoryLine()
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_teardown(item, nextitem):
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Gives memory back once the test and its fixtures have let go of their objects."""
+    result = yield
     _memory_line.give_back()
+    return result
 
 
 def resident_bytes() -> int:

@@ -43,18 +43,18 @@ def fresh_names_and_seed():
     yield
 
 
-def work_unit(nodeid: str) -> str:
+def _work_unit(nodeid: str) -> str:
     """The work unit of the test ``nodeid``: its file, or itself in a file of ``SPLIT_FILES``."""
     path = nodeid.split("::")[0]
     return nodeid if path in SPLIT_FILES else path
 
 
 class WorkUnitScheduling(LoadScopeScheduling):
-    """pytest-xdist's ``loadfile`` with the units of ``work_unit``, handed out in the order the
+    """pytest-xdist's ``loadfile`` with the units of ``_work_unit``, handed out in the order the
     workers collected them (see ``pytest_collection_modifyitems``)."""
 
     def _split_scope(self, nodeid: str) -> str:
-        return work_unit(nodeid)
+        return _work_unit(nodeid)
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -71,7 +71,7 @@ def pytest_collection_modifyitems(items):
         return
     units = {}
     for item in items:
-        units.setdefault(work_unit(item.nodeid), []).append(item)
+        units.setdefault(_work_unit(item.nodeid), []).append(item)
     order = sorted(units.values(), key=lambda unit: (
         not any(item.get_closest_marker("slow") for item in unit), -len(unit)))
     items[:] = [item for unit in order for item in unit]
@@ -85,13 +85,13 @@ class _MemoryLine:
         self.line = MEMORY_LINE_BYTES
 
     def give_back(self):
-        resident = resident_bytes()
+        resident = _resident_bytes()
         if resident > self.line:
             gc.collect()
             if "jax" in sys.modules:  # Keras' compiled programs: 300 MB after one application
                 sys.modules["jax"].clear_caches()
             _trim_heap()
-            self.line = max(MEMORY_LINE_BYTES, resident_bytes() + MEMORY_MARGIN_BYTES)
+            self.line = max(MEMORY_LINE_BYTES, _resident_bytes() + MEMORY_MARGIN_BYTES)
         else:
             self.line = max(MEMORY_LINE_BYTES, min(self.line, resident + MEMORY_MARGIN_BYTES))
 
@@ -107,7 +107,7 @@ def pytest_runtest_protocol(item, nextitem):
     return result
 
 
-def resident_bytes() -> int:
+def _resident_bytes() -> int:
     """This process' resident memory in bytes (0 where /proc is missing)."""
     try:
         with open("/proc/self/statm") as statm:

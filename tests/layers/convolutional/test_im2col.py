@@ -90,3 +90,16 @@ def test_strips_match_im2col_in_runs_of_samples(monkeypatch, shape, kernel_size,
 def test_thin_inputs_keep_im2col():
     x, kernel = np.ones((2, 8, 8, 3)), np.ones((3, 3, 3, 16))
     assert _im2col.conv(x, kernel, (1, 1), (1, 1), ((1, 1), (1, 1)))[1][0] == "cols"
+
+
+@pytest.mark.parametrize("in_channels, strips", [(3, True), (1, False)])
+def test_input_gradient_of_few_channels_by_strips_matches_col2im(monkeypatch, in_channels, strips):
+    rng = np.random.default_rng(0)
+    kernel, grad = rng.normal(size=(3, 3, in_channels, 16)), rng.normal(size=(2, 6, 7, 16))
+    pads = ((1, 1), (1, 1))
+    expected = _im2col._col2im_conv(grad, kernel, (1, 1), (1, 1), pads, (6, 7))
+    calls = []
+    monkeypatch.setattr(_im2col, "_strip_conv", lambda *args, real=_im2col._strip_conv: calls.append(1) or real(*args))
+    np.testing.assert_allclose(_im2col.conv_input_grad(grad, kernel, (1, 1), (1, 1), pads, (6, 7)), expected,
+                               rtol=1e-10, atol=1e-10)
+    assert bool(calls) == strips

@@ -13,16 +13,14 @@ once, in ``forward`` with a hand-written ``backward``, or in ``call`` alone
 
 import functools
 import inspect
-import math
 import threading
-import weakref
 
 import numpy as np
 
-from engine import call_context, constraints, eager_masks, extensions, initializers, regularizers, tree
+from engine import call_context, eager_masks, extensions, regularizers, tree
 from engine.dtypes import dtype_kind, dtype_name
 from engine.input_spec import assert_input_compatibility
-from engine.autodiff import Traced, record_op, recording, untraced
+from engine.autodiff import Traced, recording, untraced
 from engine.argument_gradients import first_argument_name
 from engine.build_shapes import shapes_by_name
 from engine.call_errors import raise_in_call_context
@@ -31,7 +29,9 @@ from engine.keras_arguments import accept_keras_arguments
 from engine.keras_tensor import KerasTensor
 from engine.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call, traced_backward,
                                   traced_forward)
-from engine.load_limits import charge_weight
+from engine.layer_losses import AddedLosses
+from engine.layer_nodes import NodeQueries
+from engine.layer_weights import LayerWeights
 from engine.module import Module
 from engine.naming import to_snake_case, unique_name
 from engine.output_spec import (attach_mask_specs, example, inferred_output_spec, is_shape as _is_shape, shapes_of,
@@ -40,22 +40,17 @@ from engine.one_door import engine_keywords_by_name, refuse_non_tensor_positiona
 from engine.node import Node
 from engine.registry import register_builtin
 from engine.stateless import stateless_call
-from engine.storable_names import check_layer_name, check_weight_name, positional_weight_args
-from engine.tracking import (StateLock, held_metrics, metric_variables, names_made_in_build, refuse_new_state, seed_states,
-                             untrack_variable)
+from engine.storable_names import check_layer_name
+from engine.tracking import StateLock, held_metrics, metric_variables, names_made_in_build, untrack_variable
 from engine.variable import Variable
-from engine.weight_draws import pending_draw
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
-_AGGREGATIONS = {None, "none", "mean", "sum", "only_first_replica"}
-# The layers holding losses from add_loss, so that calls of models without any skip the walk.
-_LOSS_HOLDERS = weakref.WeakSet()
 #: Held while a layer builds, so that a layer first called from several threads
 #: builds once. Reentrant: a build may build sub-layers.
 BUILD_LOCK = threading.RLock()
 
 
-class Layer(Module):
+class Layer(LayerWeights, AddedLosses, NodeQueries, Module):
     """Base class of every layer.
 
     One door: a layer's maths is written once.
@@ -170,147 +165,6 @@ class Layer(Module):
         """Declares call-context arguments (see ``engine.call_context``), before the first call."""
         call_context.register(self, names)
 
-    # ----------------------------------------------------------------- weights
-    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
-                   regularizer=None, constraint=None, aggregation="none", name=None):
-        """Creates a weight of this layer, tracked as ``<layer name>/<name>``.
-
-        Keras 3's signature: ``shape``, ``initializer`` and ``dtype`` may be
-        given by position, everything else by keyword. ``initializer`` is a
-        name (``"glorot_uniform"``), an Initializer or a callable ``(shape,
-        dtype) -> array``; it defaults to ``glorot_uniform`` for floating
-        weights and ``zeros`` otherwise. ``autocast`` and ``aggregation`` are
-        accepted for Keras scripts and change nothing here (one precision, one
-        replica).
-
-        Args:
-            *args: ``shape``, ``initializer`` and ``dtype``, by position.
-            shape: the weight's shape (``()`` for a scalar).
-            initializer: how to fill it (see above).
-            dtype: its dtype (default: the layer's).
-            trainable: whether training updates it.
-            autocast: accepted, no effect.
-            regularizer: a penalty on the weight, added to the training loss.
-            constraint: a projection applied after each optimizer update.
-            aggregation: accepted (``"none"``, ``"mean"``, ``"sum"``,
-                ``"only_first_replica"``), no effect.
-            name: the weight's name, unique in the layer (default ``variable_<i>``).
-
-        Returns:
-            The new ``Variable``.
-
-        Raises:
-            ValueError: a name used twice or not storable in a model file, an
-                unknown aggregation, or an initializer that returned another shape.
-
-        Example:
-            >>> layer = Layer(name="scale")
-            >>> layer.add_weight(shape=(3,), initializer="ones", name="gamma").path
-            'scale/gamma'
-        """
-        if args:
-            shape, initializer, dtype = positional_weight_args(self, args, shape, initializer, dtype)
-        if aggregation not in _AGGREGATIONS:
-            raise ValueError(
-                f"Layer {self.name!r} expects aggregation in {sorted(_AGGREGATIONS, key=str)}, "
-                f"received {aggregation!r}."
-            )
-        check_weight_name(self, name)
-        shape = tuple(int(d) for d in (shape or ()))
-        dtype = dtype_name(dtype or self.dtype)
-        if initializer is None:
-            initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
-        initializer = initializers.get(initializer)
-        if charge_weight(self.name, name, shape, dtype, initializer):
-            initializer = initializers.get("zeros")  # a load assigns it from the file: no initial values to draw
-        value = pending_draw(initializer, shape, dtype)
-        if value is None:
-            value = np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
-            if value.shape != shape:
-                raise ValueError(f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, "
-                                 f"expected {shape}.")
-        variables = self._tracked("_variables")
-        name = name or f"variable_{len(variables)}"
-        refuse_new_state(self, f"weight {name!r}")
-        if variables and any(variable.name == name for variable in variables):
-            raise ValueError(
-                f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
-                "weights by name, so give each weight of a layer its own name."
-            )
-        variable = Variable(value, name=name, path=f"{self.name}/{name}", trainable=trainable,
-                            regularizer=regularizers.get(regularizer), constraint=constraints.get(constraint))
-        variables.append(variable)
-        return variable
-
-    @property
-    def trainable(self):
-        """Whether training updates this layer's weights; setting it sets its sub-layers' too (freezing)."""
-        return self._trainable
-
-    @trainable.setter
-    def trainable(self, value):
-        for layer in self._flatten_layers():
-            layer._trainable = bool(value)
-            for variable in layer._own_variables():  # as in Keras, the weights made trainable follow
-                if variable._made_trainable:
-                    variable.trainable = bool(value)
-
-    def _weights_with_trainability(self):
-        """(variable, trainable) for own weights (trainable first), then those of
-        tracked sub-layers; a variable is trainable when it was created so and
-        the layer that owns it is not frozen."""
-        own = self._own_variables()
-        found = [(v, v.trainable and self.trainable) for v in own if v._made_trainable]
-        found += [(v, False) for v in own if not v._made_trainable]
-        seen = {id(v) for v, _ in found}
-        for module in self._submodules():
-            frozen = isinstance(module, Layer) and not module.trainable
-            for variable in module._own_variables():
-                if id(variable) not in seen:
-                    seen.add(id(variable))
-                    found.append((variable, variable.trainable and not frozen and self.trainable))
-        return found
-
-    @property
-    def weights(self):
-        """Own weights (trainable first), then those of tracked sub-layers."""
-        return [v for v, _ in self._weights_with_trainability()]
-
-    @property
-    def trainable_weights(self):
-        """The weights training updates: not created non-trainable, not in a frozen layer."""
-        return [v for v, trainable in self._weights_with_trainability() if trainable]
-
-    @property
-    def non_trainable_weights(self):
-        """The weights training leaves alone: created non-trainable (moving statistics) or in a frozen layer."""
-        return [v for v, trainable in self._weights_with_trainability() if not trainable]
-
-    @property
-    def variables(self):
-        """``weights``, then the states of the seed generators held (``engine.tracking``), as Keras 3 lists them."""
-        return self.weights + seed_states(self)
-
-    @property
-    def trainable_variables(self):
-        """Keras 3's name for ``trainable_weights``."""
-        return self.trainable_weights
-
-    @property
-    def non_trainable_variables(self):
-        """``non_trainable_weights``, then the states of the seed generators held, as in Keras 3."""
-        return self.non_trainable_weights + seed_states(self)
-
-    @property
-    def _trainable_variables(self):
-        """The layer's own weights created trainable, frozen or not (Keras' list)."""
-        return [v for v in self._own_variables() if v._made_trainable]
-
-    @property
-    def _non_trainable_variables(self):
-        """The layer's own weights created non-trainable (Keras' list)."""
-        return [v for v in self._own_variables() if not v._made_trainable]
-
     @property
     def metrics(self):
         """The metrics held by this layer and its sub-layers (Keras 3's ``Layer.metrics``)."""
@@ -368,143 +222,6 @@ class Layer(Module):
         its direct children when not ``recursive`` (Keras' walk, used by its tools)."""
         below = self._submodules() if recursive else self._child_modules()
         return [self] * include_self + [module for module in below if isinstance(module, Layer)]
-
-    @property
-    def losses(self):
-        """The losses this layer and its sub-layers added in their last call
-        (``add_loss``), then the penalties of the trainable weights'
-        regularizers (Keras 3). Floats; inside a ``GradientTape`` they are
-        traced values instead, so ``tape.gradient`` differentiates them."""
-        added = self._added_loss_values()
-        if recording():
-            return list(added) + self._weight_penalties()
-        return [float(untraced(loss)) for loss in added] + self._weight_penalties()
-
-    def _weight_penalties(self):
-        """The regularizer penalty of each trainable weight that has one;
-        recorded with the regularizer's gradient while a tape records."""
-        penalties = []
-        for v in self.trainable_weights:
-            if v.regularizer is None:
-                continue
-            penalty = v.regularizer(v.value)
-            if recording():
-                (penalty,) = record_op(lambda g, v=v: ([], {v: v.regularizer.gradient(v.value) * g[0]}),
-                                       [], [np.asarray(penalty, v.dtype)], [v], name=f"the penalty of {v.path}")
-            penalties.append(penalty)
-        return penalties
-
-    def add_loss(self, loss):
-        """Adds a scalar to the training loss, from inside ``call`` (a penalty on
-        activations, an auxiliary objective). Written with NumPy on the call's
-        values, it is differentiated with the rest of the call; ``losses`` lists
-        it until the layer is called again.
-
-        Args:
-            loss: a scalar (float or 0-d array) computed from the call's values.
-
-        Example:
-            >>> import numpy as np
-            >>> class ActivityPenalty(Layer):
-            ...     def call(self, inputs):
-            ...         self.add_loss(0.01 * np.sum(inputs ** 2))
-            ...         return inputs
-            >>> layer = ActivityPenalty()
-            >>> _ = layer(np.ones((2, 3), "float32"))
-            >>> [round(loss, 4) for loss in layer.losses]
-            [0.06]
-        """
-        self._tracked("_added_losses").append(loss)
-        _LOSS_HOLDERS.add(self)
-
-    def _added_loss_values(self):
-        if not _LOSS_HOLDERS:
-            return []
-        return [loss for module in [self, *self._submodules()] for loss in module.__dict__.get("_added_losses", ())]
-
-    def _clear_added_losses(self):
-        if not _LOSS_HOLDERS:  # no layer holds added losses: nothing to walk (the inference fast path)
-            return
-        for module in [self, *self._submodules()]:
-            if module.__dict__.pop("_added_losses", None) is not None:
-                _LOSS_HOLDERS.discard(module)
-
-    def get_weights(self):
-        """Returns copies of the weight values, in ``weights`` order.
-
-        Raises:
-            ValueError: the layer is not built yet (it has no weights).
-
-        Example:
-            >>> import numpy as np
-            >>> from layers import Dense
-            >>> layer = Dense(2)
-            >>> _ = layer(np.ones((1, 3)))
-            >>> [w.shape for w in layer.get_weights()]
-            [(3, 2), (2,)]
-        """
-        self._require_built("get_weights")
-        return [v.value.copy() for v in self.weights]
-
-    def set_weights(self, weights):
-        """Sets the weight values from a list of arrays, in ``weights`` order.
-
-        Args:
-            weights: one array per weight, each of that weight's shape.
-
-        Raises:
-            ValueError: the layer is not built, or the count or a shape differs.
-
-        Example:
-            >>> import numpy as np
-            >>> from layers import Dense
-            >>> layer = Dense(2)
-            >>> _ = layer(np.ones((1, 3)))
-            >>> layer.set_weights([np.ones((3, 2)), np.zeros(2)])
-            >>> layer(np.ones((1, 3)))
-            array([[3., 3.]], dtype=float32)
-        """
-        self._require_built("set_weights")
-        variables = self.weights
-        if len(weights) != len(variables):
-            raise ValueError(
-                f'You called set_weights(weights) on layer "{self.name}" with a weight list '
-                f"of length {len(weights)}, but the layer was expecting {len(variables)} weights."
-            )
-        arrays = [np.asarray(w) for w in weights]
-        for variable, array in zip(variables, arrays):
-            if array.shape != variable.shape:
-                raise ValueError(
-                    f"Layer {self.name} weight shape {variable.shape} is not compatible with "
-                    f"provided weight shape {array.shape} (weight {variable.path!r})."
-                )
-        for variable, array in zip(variables, arrays):
-            variable.assign(array)
-
-    def count_params(self):
-        """Number of scalars in all weights.
-
-        Raises:
-            ValueError: the layer is not built yet.
-
-        Example:
-            >>> import numpy as np
-            >>> from layers import Dense
-            >>> layer = Dense(2)
-            >>> _ = layer(np.ones((1, 3)))
-            >>> layer.count_params()
-            8
-        """
-        self._require_built("count_params")
-        return sum(math.prod(v.shape) for v in self.weights)
-
-    def _require_built(self, what):
-        if not self.built:
-            raise ValueError(
-                f"You tried to call {what} on layer {self.name!r}, but the layer isn't built, "
-                "so it has no weights yet. Call the layer on an input (or call "
-                "layer.build(input_shape)) first."
-            )
 
     def __getattr__(self, name):
         # Only reached when normal lookup fails: explain weights created in build().
@@ -859,20 +576,6 @@ class Layer(Module):
             raise_in_call_context(self, error, args[0], args[1:], kwargs)
         return self._penalize_activity(outputs)
 
-    def _penalize_activity(self, outputs):
-        """Adds the activity regularizer's penalty on ``outputs`` (divided by the
-        batch size) to ``losses``, as Keras does on every call."""
-        regularizer = self.activity_regularizer
-        if regularizer is not None:
-            for output in tree.flatten(outputs):
-                value = untraced(output)
-                penalty = np.asarray(regularizer.activity_penalty(value), value.dtype)
-                if isinstance(output, Traced):  # inside a traced call: differentiated by the regularizer's gradient
-                    (penalty,) = record_op(lambda g, v=value: ([regularizer.activity_gradient(v) * g[0]], {}),
-                                           [output], [penalty], name=f"activity regularizer of {self.name!r}")
-                self.add_loss(penalty)
-        return outputs
-
     def _recorded_eager_call(self, args, kwargs, flat_inputs):
         """A call while a tape records (inside a traced call, or a GradientTape):
         one step using ``backward`` when the layer has one, else traced through."""
@@ -971,52 +674,6 @@ class Layer(Module):
         with layer_call(training):
             return self.call(inputs, *extra_args, **kwargs)
 
-    # -------------------------------------------------------- graph queries
-    @property
-    def inbound_nodes(self):
-        """The Nodes of this layer's symbolic calls, one per call, in order."""
-        return self._inbound_nodes
-
-    @property
-    def outbound_nodes(self):
-        """The Nodes of the calls that read this layer's outputs."""
-        return self._outbound_nodes
-
-    def _only_node(self, attribute):
-        if not self._inbound_nodes:
-            raise ValueError(
-                f"Layer {self.name!r} has never been called on a symbolic tensor, so it has no {attribute}."
-            )
-        if len(self._inbound_nodes) > 1:
-            raise ValueError(
-                f"Layer {self.name!r} has been called {len(self._inbound_nodes)} times, so its "
-                f"{attribute} is ambiguous. Use layer.inbound_nodes[i].input_tensors or "
-                ".output_tensors for call number i."
-            )
-        return self._inbound_nodes[0]
-
-    @property
-    def input(self):
-        """The input tensor(s) of the layer's only symbolic call (an error when called never or twice)."""
-        node = self._only_node("input")
-        return _unwrap(node.input_tensors)
-
-    @property
-    def output(self):
-        """The output tensor(s) of the layer's only symbolic call (an error when called never or twice)."""
-        node = self._only_node("output")
-        return node.outputs
-
-    @property
-    def input_shape(self):
-        """The shape(s) of ``input``."""
-        return tree.map_structure(lambda t: t.shape, self.input)
-
-    @property
-    def output_shape(self):
-        """The shape(s) of ``output``."""
-        return tree.map_structure(lambda t: t.shape, self.output)
-
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
@@ -1024,9 +681,6 @@ class Layer(Module):
         """Notebook display: an HTML card of the layer's calls and weights."""
         return extensions.provided("layer_display")(self)
 
-
-def _unwrap(tensors):
-    return tensors[0] if len(tensors) == 1 else list(tensors)
 
 
 def _batch_input_shape(kwargs):

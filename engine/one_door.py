@@ -17,10 +17,10 @@ bound to their names when the layer is called: ``Softmax()(y, mask)`` is
 ``Softmax()(y, mask=mask)``, and a mask given so wins over the inputs' own.
 """
 
-import functools
 import inspect
 
 from engine import tree
+from engine.argument_gradients import call_parameter_names
 
 _SELF = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -143,7 +143,7 @@ def engine_keywords_by_name(layer, args: tuple, kwargs: dict) -> tuple[tuple, di
         >>> engine_keywords_by_name(Recurrent(), ("x", "states", "mask"), {})
         (('x', 'states'), {'mask': 'mask'})
     """
-    names = _positional_names(type(layer).call)
+    names = call_parameter_names(type(layer))
     start = _first_engine_keyword(names)
     if len(args) <= start:
         return args, kwargs
@@ -153,11 +153,6 @@ def engine_keywords_by_name(layer, args: tuple, kwargs: dict) -> tuple[tuple, di
         raise TypeError(f"Layer {layer.name!r} ({type(layer).__name__}) got {twice} both by position and by keyword; "
                         "pass each argument once.")
     return args[:start], {**named, **kwargs}
-
-
-@functools.lru_cache(maxsize=None)
-def _positional_names(call):
-    return tuple(p.name for p in _parameters(call) if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def _first_engine_keyword(names):
@@ -192,7 +187,7 @@ def refuse_non_tensor_positionals(layer, args: tuple) -> None:
         ...     print(str(error).split(". ")[-1])
         Write flag=True.
     """
-    names = _positional_names(type(layer).call)
+    names = call_parameter_names(type(layer))
     for position, value in enumerate(args[1:], start=1):
         leaves = tree.flatten(value)
         if not all(_tensor_like(leaf) for leaf in leaves):

@@ -183,7 +183,7 @@ class Layer(LayerWeights, AddedLosses, NodeQueries, Module):
     @property
     def _tracker(self):
         """The lock on new state (``engine.tracking.StateLock``), locked once the call template built the layer."""
-        return self.__dict__.setdefault("_state_lock", StateLock())
+        return StateLock(self)
 
     def _untrack_variable(self, variable):
         """Drops ``variable`` from the layer's weights; returns None (``self.w = self._untrack_variable(self.w)``)."""
@@ -656,7 +656,7 @@ class Layer(LayerWeights, AddedLosses, NodeQueries, Module):
             self.build(shapes) if named_shapes is None else self.build(**named_shapes)
             self.built = True
             self._build_shapes = shapes
-            self._tracker.lock()
+            self.__dict__["_state_locked"] = True  # as self._tracker.lock(), without making the view
 
     def _as_array(self, value):
         if isinstance(value, Variable):

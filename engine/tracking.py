@@ -26,26 +26,38 @@ from engine.variable import Variable
 class StateLock:
     """Whether a layer may add state (weights); Keras' ``layer._tracker``.
 
+    A view of the layer's flag ``_state_locked`` (a layer keeps a bool, not an
+    object, so that a deep graph holds fewer objects for the garbage collector).
+
+    Args:
+        layer: the layer whose state it locks.
+
     Example:
-        >>> lock = StateLock()
+        >>> from engine.layer import Layer
+        >>> lock = StateLock(Layer())
         >>> lock.lock(); lock.locked
         True
         >>> lock.unlock(); lock.locked
         False
     """
 
-    __slots__ = ("locked",)
+    __slots__ = ("_layer",)
 
-    def __init__(self):
-        self.locked = False
+    def __init__(self, layer):
+        self._layer = layer
+
+    @property
+    def locked(self) -> bool:
+        """Whether the layer refuses new state."""
+        return self._layer.__dict__.get("_state_locked", False)
 
     def lock(self) -> None:
         """Refuses new state from now on."""
-        self.locked = True
+        self._layer.__dict__["_state_locked"] = True
 
     def unlock(self) -> None:
         """Accepts new state again (a layer that grows after build on purpose)."""
-        self.locked = False
+        self._layer.__dict__["_state_locked"] = False
 
 
 def refuse_new_state(layer, what: str) -> None:
@@ -58,8 +70,7 @@ def refuse_new_state(layer, what: str) -> None:
     Raises:
         ValueError: with Keras' phrase ("cannot add new elements of state").
     """
-    lock = layer.__dict__.get("_state_lock")
-    if lock is not None and lock.locked:
+    if layer.__dict__.get("_state_locked"):
         raise ValueError(
             f"You cannot add new elements of state (variables or sub-layers) to a layer that is already built. "
             f"Layer {layer.name!r} ({type(layer).__name__}) was asked for {what} after its build: create all state "

@@ -7,7 +7,7 @@ import numpy as np
 from engine.autodiff import tape as _tape
 from engine.autodiff import traced as _traced
 from engine.naming import unique_name
-from engine.weight_draws import PendingDraw
+from engine.weight_draws import PendingDraw, draw
 
 
 class Variable:
@@ -45,7 +45,10 @@ class Variable:
         (2, 3)
     """
 
-    __slots__ = ("_made_trainable", "_pending", "_value", "constraint", "name", "path", "regularizer", "trainable")
+    # A pending value (engine.weight_draws) is kept in slots, not in an object of its own: a deep graph then
+    # holds fewer objects for the garbage collector. ``_pending`` is its initializer, None once drawn.
+    __slots__ = ("_dtype", "_made_trainable", "_pending", "_place", "_shape", "_value", "constraint", "name", "path",
+                 "regularizer", "trainable")
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True, name=None, regularizer=None,
                  constraint=None, *, path=None):
@@ -54,7 +57,8 @@ class Variable:
             raise ValueError(f"Argument `name` must be a string and cannot contain character `/`. Received: "
                              f"name={name!r}. Name the variable without '/'; its path may hold one (path=...).")
         if isinstance(initializer, PendingDraw):  # a layer's weight, drawn on first use (engine.weight_draws)
-            self._value, self._pending = None, initializer
+            self._value, self._pending = None, initializer.initializer
+            self._shape, self._dtype, self._place = initializer.shape, initializer.dtype, initializer.place
         else:
             self._value, self._pending = _initial_value(initializer, shape, dtype, name), None
         self.name = name
@@ -70,7 +74,7 @@ class Variable:
         """The NumPy array; a layer's weight draws it on first use (``engine.weight_draws``)."""
         value = self._value
         if value is None:
-            value = self._value = self._pending.draw()
+            value = self._value = draw(self._pending, self._shape, self._dtype, self._place)
             self._pending = None
         return value
 
@@ -81,12 +85,12 @@ class Variable:
     @property
     def shape(self):
         """The value's shape (known before a pending value is drawn)."""
-        return self._pending.shape if self._value is None else self._value.shape
+        return self._shape if self._value is None else self._value.shape
 
     @property
     def dtype(self):
         """The value's NumPy dtype (known before a pending value is drawn)."""
-        return self._pending.dtype if self._value is None else self._value.dtype
+        return self._dtype if self._value is None else self._value.dtype
 
     def numpy(self):
         """The value, the NumPy array itself (not a copy), as Keras' ``Variable.numpy()``.

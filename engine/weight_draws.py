@@ -50,10 +50,22 @@ class PendingDraw:
 
     def draw(self):
         """The initial value: a new array of ``shape`` and ``dtype``."""
-        if self.place is None:
-            return np.asarray(self.initializer(self.shape, dtype=self.dtype), dtype=self.dtype)
-        rng = np.random.default_rng(self.place)
-        return np.asarray(self.initializer.sample(rng, self.shape, self.dtype), dtype=self.dtype)
+        return draw(self.initializer, self.shape, self.dtype, self.place)
+
+
+def draw(initializer, shape, dtype, place):
+    """A weight's initial value, as ``PendingDraw(initializer, shape, dtype, place).draw()``.
+
+    Example:
+        >>> import numpy as np
+        >>> from engine.initializers import GlorotUniform
+        >>> a = draw(GlorotUniform(), (2, 2), np.dtype("float32"), 7)
+        >>> bool((a == draw(GlorotUniform(), (2, 2), np.dtype("float32"), 7)).all())
+        True
+    """
+    if place is None:
+        return np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
+    return np.asarray(initializer.sample(np.random.default_rng(place), shape, dtype), dtype=dtype)
 
 
 def pending_draw(initializer, shape, dtype):

@@ -23,6 +23,7 @@ from engine.saving import load_model, model_from_json
 from engine.sequential import Sequential
 from engine import qualified_names  # layer_paths, find_layer, find_node, find_tensor, path_of
 from engine.variable import Variable
+from engine import ops, pickling  # noqa: F401  (they lend KerasTensor its operators and Module its pickling)
 
 __all__ = [
     "ArgumentGradients",

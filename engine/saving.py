@@ -17,6 +17,7 @@ import zipfile
 
 import numpy as np
 
+from engine import extensions
 from engine.atomic_file import atomic_write
 from engine.compile_config import compile_from_config
 from engine.errors import ModelFormatError, as_model_format_error
@@ -312,8 +313,7 @@ def _build_from_config(layer, build_config, saved_names, path, limits):
             f"The build_config of {path!r} must be {{'input_shape': ...}}, received {build_config!r}.")
     shapes = _shapes_from_json(build_config["input_shape"], path)
     layer._maybe_build(_map_shapes(lambda shape: KerasTensor(shape, layer.dtype), shapes))
-    from engine.model import Model
-
+    Model = extensions.provided("model")  # engine.model imports this module
     if saved_names <= set(weight_paths(layer)) and not isinstance(layer, Model):
         return
     sample = [tuple(1 if d is None else d for d in shape) for shape in _flat_shapes(shapes)]

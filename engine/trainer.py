@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from engine import dask_arrays, tree
+from engine import dask_arrays, extensions, tree
 from engine.autodiff import GradientTape, record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
@@ -755,8 +755,7 @@ class Trainer:
         data = prepare_inputs(x) if data is None else data
         batch_size = check_batch_size(batch_size)
         if outputs is not None:
-            from engine.requested_outputs import requested_plan  # imports Functional, which imports this module
-
+            requested_plan = extensions.provided("requested_plan")  # engine.requested_outputs, which imports the models
             run, pack = requested_plan(self, outputs).run, functools.partial(tree.pack_as, outputs)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_predict_begin({})

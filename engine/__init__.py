@@ -23,6 +23,7 @@ from engine.saving import load_model, model_from_json
 from engine.sequential import Sequential
 from engine import qualified_names  # layer_paths, find_layer, find_node, find_tensor, path_of
 from engine.variable import Variable
+from engine import ops, pickling, requested_outputs  # noqa: F401  (they lend the modules below them their parts)
 
 __all__ = [
     "ArgumentGradients",

@@ -229,7 +229,7 @@ def _compile_like(clone, model):
     if config is not None:
         from engine.pickling import custom_objects_of
         from engine.registry import loading_scope
-        from engine.saving import compile_from_config
+        from engine.compile_config import compile_from_config
 
         with loading_scope(custom_objects_of(model, json.dumps(config))):
             compile_from_config(clone, config)

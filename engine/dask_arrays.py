@@ -27,7 +27,7 @@ from engine.callbacks import CallbackList
 from engine.data_adapter import check_batch_size
 from engine.metrics import Metric
 from engine.pickling import rebuild, reduce_layer
-from engine.progress import format_logs
+from engine.progress import format_logs, verbosity
 
 # Held by evaluate() blocks whose model may store losses on its layers (see _may_add_losses).
 _ADDED_LOSSES_LOCK = threading.Lock()
@@ -109,10 +109,8 @@ def evaluate(model, x, y=None, batch_size: int | None = 32, verbose: str | int =
     """
     import dask
 
-    from engine.trainer import _verbosity
-
     batch_size = check_batch_size(batch_size)
-    verbosity = _verbosity(verbose)
+    shown = verbosity(verbose)
     sizes, blocks = _blocks(model, "evaluate()", batch_size, x=x, y=y, sample_weight=sample_weight)
     _output_specs(model, x)  # first, so that resolving the compiled losses never reads x
     model._require_compiled("evaluate", x)
@@ -127,7 +125,7 @@ def evaluate(model, x, y=None, batch_size: int | None = 32, verbose: str | int =
     summed._loss_tracker, summed.compiled_loss, summed.compiled_metrics = _summed(dask.compute(*tasks))
     logs = summed.get_metrics_result()
     callback_list.on_test_end(logs)
-    if verbosity:
+    if shown:
         print(format_logs(logs))
     return logs if return_dict else summed._ordered_results(logs)
 

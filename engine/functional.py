@@ -5,11 +5,12 @@ The graph between them is mapped once, at construction, into an
 that plan.
 """
 
+import sys
 import warnings
 
 import numpy as np
 
-from engine import tree
+from engine import extensions, tree
 from engine.data_adapter import cast_input
 from engine.dtypes import dtype_kind, float64_kept
 from engine.input_layer import Input, InputLayer
@@ -137,8 +138,7 @@ class Functional(Model):
         arrays = self._standardize_inputs(inputs)
         masks = self._input_masks(inputs, mask)
         if outputs is not None:
-            from engine.requested_outputs import requested_plan  # imports this module
-
+            requested_plan = extensions.provided("requested_plan")  # engine.requested_outputs, which imports this module
             return tree.pack_as(outputs, requested_plan(self, outputs).run(arrays, training=training, masks=masks))
         return self._pack_outputs(self.plan.run(arrays, training=training, masks=masks))
 
@@ -604,3 +604,6 @@ def _check_unique_names(layers, model_name):
                 "unique: pass a different name= to one of them."
             )
         seen[layer.name] = layer
+
+
+extensions.provide("functional", sys.modules[__name__])  # Model(inputs, outputs) builds a Functional

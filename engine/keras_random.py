@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from engine.autodiff import untraced
-from engine.utils import random_generator
+from engine.utils.random_state import random_generator
 from engine.variable import Variable
 
 

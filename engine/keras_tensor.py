@@ -272,29 +272,19 @@ class KerasTensor:
         return _binary("logical_xor", other, self)
 
     def __neg__(self):
-        from engine.ops import Negative
-
-        return Negative()(self)
+        return _operator_layers().Negative()(self)
 
     def __abs__(self):
-        from engine.ops import UnaryOp
-
-        return UnaryOp("absolute")(self)
+        return _operator_layers().UnaryOp("absolute")(self)
 
     def __invert__(self):
-        from engine.ops import UnaryOp
-
-        return UnaryOp("logical_not")(self)
+        return _operator_layers().UnaryOp("logical_not")(self)
 
     def __round__(self, ndigits=None):
-        from engine.ops import Round
-
-        return Round(ndigits or 0)(self)
+        return _operator_layers().Round(ndigits or 0)(self)
 
     def __getitem__(self, key):
-        from engine.ops import GetItem
-
-        return GetItem(key)(self)
+        return _operator_layers().GetItem(key)(self)
 
     def reshape(self, newshape):
         """Adds a reshape op layer to the graph, as ``np.reshape``.
@@ -311,9 +301,7 @@ class KerasTensor:
             >>> Input(shape=(6,)).reshape((-1, 2, 3)).shape
             (None, 2, 3)
         """
-        from engine.ops import ReshapeOp
-
-        return ReshapeOp(newshape)(self)
+        return _operator_layers().ReshapeOp(newshape)(self)
 
     def squeeze(self, axis=None):
         """Adds an op layer that removes axes of size 1, as ``np.squeeze``.
@@ -329,9 +317,7 @@ class KerasTensor:
             >>> Input(shape=(3, 1)).squeeze(-1).shape
             (None, 3)
         """
-        from engine.ops import SqueezeOp
-
-        return SqueezeOp(axis)(self)
+        return _operator_layers().SqueezeOp(axis)(self)
 
 
 def is_keras_tensor(x) -> bool:
@@ -361,9 +347,12 @@ def any_symbolic_tensors(args=(), kwargs=None) -> bool:
 def _binary(op, left, right):
     if any(x is None or isinstance(x, str) for x in (left, right)):
         return NotImplemented  # `x != None` compares identity; `x + "a"` is a TypeError
-    from engine.ops import binary_op
+    return _operator_layers().binary_op(op, left, right)
 
-    return binary_op(op, left, right)
+
+def _operator_layers():
+    """``engine.ops``, the operator layers: it imports this module, so it lends itself from above."""
+    return extensions.provided("operator_layers")
 
 
 def not_from_a_layer_error(tensor, role):

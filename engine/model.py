@@ -52,8 +52,7 @@ class Model(Trainer, Layer):
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
-            from engine.functional import Functional
-
+            Functional = _functional().Functional
             return Functional.__new__(Functional)
         return super().__new__(cls)
 
@@ -61,11 +60,10 @@ class Model(Trainer, Layer):
         # A subclass called (or calling super().__init__) with inputs and outputs is a functional model, as in
         # Keras: the instance becomes one of the subclass's functional variant (see functional_subclass).
         if _functional_arguments(args, kwargs):
-            from engine.functional import Functional, functional_subclass
-
-            if not isinstance(self, Functional):
-                self.__class__ = functional_subclass(type(self))
-            Functional.__init__(self, *args, **kwargs)
+            functional = _functional()
+            if not isinstance(self, functional.Functional):
+                self.__class__ = functional.functional_subclass(type(self))
+            functional.Functional.__init__(self, *args, **kwargs)
         else:
             Layer.__init__(self, *args, **kwargs)
 
@@ -96,8 +94,7 @@ class Model(Trainer, Layer):
             >>> clone.name, [layer.name for layer in clone.layers]
             ('tiny', ['x', 'dense'])
         """
-        from engine.functional import Functional, functional_subclass
-
+        Functional, functional_subclass = _functional().Functional, _functional().functional_subclass
         if cls is Model:
             return Functional.from_config(config, custom_objects=custom_objects, safe_mode=safe_mode)
         if _is_functional_config(config) and _takes_functional_arguments(cls):
@@ -473,8 +470,7 @@ class Model(Trainer, Layer):
         for layer in layers:
             if layer.name == name:
                 return layer
-        from engine import qualified_names  # imports Functional, which imports this module
-
+        qualified_names = _qualified_names()
         if isinstance(name, str) and "/" in name:
             return qualified_names.find_layer(self, name)
         nested = [path for path in qualified_names.layer_paths(self) if path.endswith(f"/{name}")]
@@ -506,9 +502,7 @@ class Model(Trainer, Layer):
             >>> model.get_node("shared[1]").input_tensors[0] is b
             True
         """
-        from engine import qualified_names  # imports Functional, which imports this module
-
-        return qualified_names.find_node(self, path)
+        return _qualified_names().find_node(self, path)
 
     def get_tensor(self, path: str):
         """Returns a symbolic tensor of this model, at any depth.
@@ -532,9 +526,7 @@ class Model(Trainer, Layer):
             >>> model.get_tensor("d[0][0]") is y
             True
         """
-        from engine import qualified_names  # imports Functional, which imports this module
-
-        return qualified_names.find_tensor(self, path)
+        return _qualified_names().find_tensor(self, path)
 
 
 def _functional_arguments(args, kwargs):
@@ -549,9 +541,20 @@ def _is_functional_config(config):
 def _takes_functional_arguments(cls):
     """Whether ``cls(inputs, outputs, name=..., trainable=...)`` rebuilds a model of ``cls`` from a functional
     config: its ``__init__`` is Model's, Functional's, or takes ``*args, **kwargs``."""
-    from engine.functional import Functional
-
-    if cls.__init__ in (Model.__init__, Functional.__init__):
+    if cls.__init__ in (Model.__init__, _functional().Functional.__init__):
         return True
     spec = inspect.getfullargspec(cls.__init__)
     return spec.varargs is not None and spec.varkw is not None
+
+
+def _functional():
+    """``engine.functional``: Functional subclasses Model, so it lends itself to Model from above."""
+    return extensions.provided("functional")
+
+
+def _qualified_names():
+    """``engine.qualified_names``, which imports the models, lent from above."""
+    return extensions.provided("qualified_names")
+
+
+extensions.provide("model", Model)  # engine.saving, below the models, asks whether a layer is a model

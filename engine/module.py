@@ -1,5 +1,6 @@
 """Module: finds the variables and sub-modules held in its attributes."""
 
+from engine import extensions
 from engine.variable import Variable
 
 
@@ -27,9 +28,7 @@ class Module:
     """
 
     def __reduce__(self):
-        from engine.pickling import reduce_layer
-
-        return reduce_layer(self)
+        return extensions.provided("reduce_layer")(self)  # engine.pickling, which imports this module
 
     def _tracked(self, field):
         """The explicit list ``field`` (``_variables`` from add_weight, ``_modules`` of a model)."""

@@ -5,10 +5,12 @@ with a backward; comparisons and logical operations give bool tensors and, as
 in Keras, no gradient."""
 
 import math
+import sys
 from itertools import zip_longest
 
 import numpy as np
 
+from engine import extensions
 from engine.dtypes import dtype_kind
 from engine.keras_tensor import KerasTensor
 from engine.layer import Layer
@@ -480,3 +482,6 @@ def _decode_key_item(item):
     if item == "...":
         return Ellipsis
     return item
+
+
+extensions.provide("operator_layers", sys.modules[__name__])  # KerasTensor's operators: x + y, -x, x[0], ...

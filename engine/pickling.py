@@ -15,7 +15,7 @@ import json
 import types
 import zipfile
 
-from engine import tree
+from engine import extensions, tree
 from engine.registry import function_name, registered_name
 
 
@@ -71,3 +71,6 @@ def _add_function(found, value, config):
         name = function_name(value)
         if json.dumps(name) in config:
             found[name] = value
+
+
+extensions.provide("reduce_layer", reduce_layer)  # Module.__reduce__: a layer pickles as its .nw bytes

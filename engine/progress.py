@@ -19,6 +19,23 @@ import numpy as np
 from engine.callbacks import Callback
 
 
+def verbosity(verbose):
+    """The progress fit, evaluate and predict show for their ``verbose`` argument: 0, 1 or 2.
+
+    Args:
+        verbose: ``"auto"`` (1, a bar), 0 (nothing), 1 (a bar) or 2 (one line per epoch).
+
+    Example:
+        >>> verbosity("auto"), verbosity(2)
+        (1, 2)
+    """
+    if verbose == "auto":
+        return 1
+    if verbose not in (0, 1, 2):
+        raise ValueError(f"verbose must be 'auto', 0, 1 or 2, received {verbose!r}.")
+    return verbose
+
+
 def format_logs(logs):
     """``"loss: 0.1234 - mae: 0.5678"``; a metric with one value per class or
     threshold (F1Score) shows their mean, as Keras' progress bar does."""

@@ -22,7 +22,9 @@ with no input shape yet) contributes its ``layers``.
 
 import difflib
 import re
+import sys
 
+from engine import extensions
 from engine.functional import Functional
 from engine.keras_tensor import KerasTensor
 from engine.model import Model
@@ -379,3 +381,6 @@ def _missing(what, model, path, known):
     return (f"No {what} {path!r} in model {model.name!r}. {hint} A {what} path names the nested models that hold "
             "it, outermost first, without the model's own name: 'block/inner/conv' for a layer, "
             "'block/inner/conv[0]' for its first call, 'block/inner/conv[0][0]' for that call's first output.")
+
+
+extensions.provide("qualified_names", sys.modules[__name__])  # Model.get_layer, get_node, get_tensor by path

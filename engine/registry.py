@@ -200,10 +200,8 @@ def resolve_function(name, owner):
 
 
 def _fill_builtins():
-    # Importing the operator layers and the catalog (lent from above, engine/extensions.py) registers every
-    # built-in layer.
-    import engine.ops  # noqa: F401
-
+    # Importing the catalog (lent from above, engine/extensions.py) registers every built-in layer; the operator
+    # layers registered themselves when engine/__init__ imported engine.ops.
     extensions.load("layers")
 
 

@@ -17,7 +17,7 @@ depth need no extracted model.
 
 import threading
 
-from engine import tree
+from engine import extensions, tree
 from engine.functional import Functional
 from engine.keras_tensor import KerasTensor
 from engine.plan import ExecutionPlan
@@ -140,3 +140,6 @@ def requested_plan(model, outputs) -> ExecutionPlan:
             cache.pop(next(iter(cache)))
         cache[key] = (own_plan, tensors, plan)
     return plan
+
+
+extensions.provide("requested_plan", requested_plan)  # model(x, outputs=...), model.predict(x, outputs=...)

@@ -12,14 +12,14 @@ import io
 import json
 import math
 import os
-import reprlib
 import time
 import zipfile
 
 import numpy as np
 
+from engine import extensions
 from engine.atomic_file import atomic_write
-from engine.compile_utils import resolves_on_first_batch
+from engine.compile_config import compile_from_config
 from engine.errors import ModelFormatError, as_model_format_error
 from engine.functional_config import deserialize_layer, serialize_layer
 from engine.keras_format.archive import is_keras_archive, load_keras_archive
@@ -29,7 +29,8 @@ from engine.gc_pause import collector_paused
 from engine.load_limits import LoadLimits, check_members, npz_size_bound, parse_json, read_json_member, weight_budget
 from engine.module import Module
 from engine.npz_arrays import open_npz, open_npz_member, read_arrays
-from engine.registry import loading_scope, lookup
+from engine.registry import loading_scope
+from engine.weight_paths import graph_layers, weight_paths
 from engine.zip_member import open_archive
 
 FORMAT_VERSION = 1
@@ -38,74 +39,6 @@ _MEMBERS = {"config.json", "metadata.json", "weights.npz", "optimizer.npz"}
 
 
 # ----------------------------------------------------------------- weights
-def weight_paths(model):
-    """``{path: Variable}`` for every weight of ``model``, each once.
-
-    In a functional model a weight's path starts with the name of its layer,
-    prefixed by the names of the nested models it sits in
-    (``encoder/dense/kernel``). Below a layer (and everywhere in a subclassed
-    model, which has no graph to name its layers by) weights are found where
-    they sit, as Keras matches them: attribute names and list positions down to
-    the weight's name (``block/d1/kernel``, ``blocks/0/kernel``), the same in
-    every instance of the class whatever names its sub-layers were given.
-    """
-    if _graph_layers(model) is None:
-        return _attribute_paths(model)
-    paths, seen = {}, set()
-    stack = [("", model)]
-    while stack:
-        prefix, current = stack.pop()
-        sub_models = []
-        for layer in _graph_layers(current):
-            if _graph_layers(layer) is not None and layer is not current:
-                sub_models.append((f"{prefix}{layer.name}/", layer))
-                continue
-            for path, variable in _attribute_paths(layer).items():
-                if id(variable) not in seen:
-                    seen.add(id(variable))
-                    paths[f"{prefix}{layer.name}/{path}"] = variable
-        stack.extend(reversed(sub_models))
-    return paths
-
-
-def _attribute_paths(module):
-    paths, seen = {}, set()
-    stack = [("", module)]
-    while stack:
-        prefix, current = stack.pop()
-        graph = _graph_layers(current) is not None
-        if graph:
-            found = {prefix + name: variable for name, variable in weight_paths(current).items()}
-        else:
-            found = {prefix + variable.name: variable for variable in current._own_variables()}
-        for path, variable in found.items():
-            if id(variable) not in seen:
-                seen.add(id(variable))
-                paths[path] = variable
-        if graph:
-            continue
-        children = []
-        for attribute, value in current.__dict__.items():
-            if isinstance(value, Module):
-                children.append((f"{prefix}{attribute}/", value))
-            elif isinstance(value, (list, tuple)):
-                children += [(f"{prefix}{attribute}/{index}/", item) for index, item in enumerate(value)
-                             if isinstance(item, Module)]
-        stack.extend(reversed(children))
-    return paths
-
-
-def _graph_layers(model):
-    """The layers of a model with a graph (functional or Sequential), without
-    building a Sequential whose input shape is unknown; None for a layer or a
-    subclassed model."""
-    if not hasattr(type(model), "plan"):
-        return None
-    if model._graph_plan is None and model._known_input_shape() is None:
-        return list(model._stack)
-    return model.plan.layers
-
-
 def save_weights(model, path):
     """Writes every weight to an ``.npz`` file, keyed by weight path."""
     _check_extension(path, ".npz", "save_weights")
@@ -340,9 +273,9 @@ def _load_archive(archive, path, custom_objects, compile, safe_mode, limits, mod
                           "The config declares more weights than the file holds: a damaged or hostile file.",
                           filled_from_file=True):
         model = deserialize_layer(config)
-        if models_only and _graph_layers(model) is None:
+        if models_only and graph_layers(model) is None:
             raise ModelFormatError(f"{path!r} holds a {type(model).__name__}, not a model.")
-        if _graph_layers(model) is None:
+        if graph_layers(model) is None:
             _build_from_config(model, config.get("build_config"), _saved_weight_names(archive, path), path, limits)
     variables = weight_paths(model)
     expected = _specs(variables)
@@ -380,8 +313,7 @@ def _build_from_config(layer, build_config, saved_names, path, limits):
             f"The build_config of {path!r} must be {{'input_shape': ...}}, received {build_config!r}.")
     shapes = _shapes_from_json(build_config["input_shape"], path)
     layer._maybe_build(_map_shapes(lambda shape: KerasTensor(shape, layer.dtype), shapes))
-    from engine.model import Model
-
+    Model = extensions.provided("model")  # engine.model imports this module
     if saved_names <= set(weight_paths(layer)) and not isinstance(layer, Model):
         return
     sample = [tuple(1 if d is None else d for d in shape) for shape in _flat_shapes(shapes)]
@@ -439,79 +371,6 @@ def _load_optimizer(optimizer, trainable, archive, path, limits):
     if problems:
         raise ModelFormatError(f"Cannot load the optimizer state of {path!r}: " + "; ".join(problems) + ".")
     optimizer.load_own_variables(arrays)
-
-
-def compile_from_config(model, config, source="the compile config"):
-    """Compiles ``model`` with the arguments ``compile_config`` recorded (a new
-    optimizer, without state); ``source`` names where the config came from.
-
-    Every loss and metric the config names is made here, at load, even a
-    metric that compile itself makes only on the first batch of ``fit`` or
-    ``evaluate``: an unknown metric is refused at load, as an unknown loss is.
-    A name is kept, for compile to name the metric after it; a name that is no
-    loss or metric of ours may be a function of the user's (registered, or
-    passed in ``custom_objects``), which Keras names by its name alone.
-
-    Raises:
-        ModelFormatError: an optimizer, loss or metric the config names that
-            cannot be made, naming its field (``compile_config.metrics[0]``),
-            or arguments that do not fit the model's outputs.
-
-    Example:
-        >>> from engine import Input, Model
-        >>> from layers import Dense
-        >>> x = Input(shape=(3,))
-        >>> try:
-        ...     compile_from_config(Model(x, Dense(2)(x)), {"loss": "mse", "metrics": ["mea"]}, "'m.nw'")
-        ... except ModelFormatError as error:
-        ...     print(str(error)[:98])
-        The compile_config of 'm.nw' cannot be applied: compile_config.metrics[0] is 'mea': Unknown metric
-    """
-    from engine import losses, metrics, optimizers
-
-    if not isinstance(config, dict):
-        raise ModelFormatError(f"compile_config of {source} must be a JSON object.")
-
-    def refused(what, problem):
-        return ModelFormatError(f"The compile_config of {source} cannot be applied: {what}: {problem} The model "
-                                "itself loads with compile=False; compile it yourself then.")
-
-    def made(value, module, kind, field):
-        if isinstance(value, list):
-            return [made(item, module, kind, f"{field}[{i}]") for i, item in enumerate(value)]
-        if isinstance(value, dict) and "class_name" not in value:
-            return {key: made(item, module, kind, f"{field}[{key!r}]") for key, item in value.items()}
-        if value is None or resolves_on_first_batch(value, kind):
-            return value
-        try:
-            made_value = module.get(value)
-        except (TypeError, ValueError, KeyError) as error:
-            if not isinstance(value, str):
-                raise refused(f"{field} is {reprlib.repr(value)}", error) from error
-            unknown = error
-        else:
-            return value if isinstance(value, str) else made_value
-        try:  # a function of the user's, which Keras names by its name alone
-            return module.get(lookup(value, kind="function"))
-        except (TypeError, ValueError, KeyError):
-            raise refused(f"{field} is {value!r}", f"{unknown} If it is a function of yours, pass it to the load "
-                          f"as custom_objects={{{value!r}: fn}} or register it.") from unknown
-
-    try:
-        optimizer = optimizers.get(config.get("optimizer", "rmsprop"))
-    except (TypeError, ValueError, KeyError) as error:
-        raise refused(f"compile_config.optimizer is {reprlib.repr(config.get('optimizer'))}", error) from error
-    arguments = {argument: made(config.get(argument), module, kind, f"compile_config.{argument}")
-                 for argument, module, kind in (("loss", losses, "loss"), ("metrics", metrics, "metric"),
-                                                ("weighted_metrics", metrics, "metric"))}
-    try:
-        model.compile(optimizer=optimizer, loss_weights=config.get("loss_weights"), **arguments)
-        if model.compiled_loss is not None:  # fit would match them on its first batch: a file's are checked now
-            model.compiled_loss.build()     # (a subclassed model's outputs are known only once it has run)
-        if model.compiled_metrics is not None:
-            model.compiled_metrics.check()
-    except (TypeError, ValueError, KeyError) as error:  # arguments that do not fit the model's outputs
-        raise refused("its arguments do not fit the model", f"{type(error).__name__}: {error}") from error
 
 
 def to_json(model, **kwargs):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from engine import dask_arrays, tree
+from engine import dask_arrays, extensions, tree
 from engine.autodiff import GradientTape, record_op, recording, untraced
 from engine.callbacks import CallbackList, History
 from engine.compile_utils import CompiledLoss, CompiledMetrics, compile_config
@@ -13,7 +13,7 @@ from engine.data_adapter import _apply_class_weight, check_batch_size, check_ste
 from engine.data_sources import is_batch_source, open_source
 from engine.epoch_iterator import EpochIterator
 from engine.metrics import Mean
-from engine.progress import ProgressLogger, format_logs
+from engine.progress import ProgressLogger, format_logs, verbosity
 from engine.step_data import StepData
 from engine.utils import random_generator
 
@@ -551,7 +551,7 @@ class Trainer:
         data = EpochIterator(data, steps_per_epoch)
         validation = None if validation is None else EpochIterator(validation, validation_steps)
         history = History()
-        extra = [ProgressLogger(_verbosity(verbose))] if _verbosity(verbose) else []
+        extra = [ProgressLogger(verbosity(verbose))] if verbosity(verbose) else []
         callback_list = CallbackList(
             [*extra, *(callbacks or []), history], self,
             {"epochs": epochs, "steps": data.steps(batch_size),
@@ -692,7 +692,7 @@ class Trainer:
         callback_list.on_test_begin({})
         logs = self._evaluate_data(data, batch_size, callback_list)
         callback_list.on_test_end(logs)
-        if _verbosity(verbose):
+        if verbosity(verbose):
             print(format_logs(logs))
         return logs if return_dict else self._ordered_results(logs)
 
@@ -755,8 +755,7 @@ class Trainer:
         data = prepare_inputs(x) if data is None else data
         batch_size = check_batch_size(batch_size)
         if outputs is not None:
-            from engine.requested_outputs import requested_plan  # imports Functional, which imports this module
-
+            requested_plan = extensions.provided("requested_plan")  # engine.requested_outputs, which imports the models
             run, pack = requested_plan(self, outputs).run, functools.partial(tree.pack_as, outputs)
         callback_list = CallbackList(callbacks or [], self, {"steps": data.steps(batch_size)})
         callback_list.on_predict_begin({})
@@ -870,11 +869,3 @@ def _float_logs(logs):
 
 def _batch_size(x):
     return len(tree.flatten(x)[0])
-
-
-def _verbosity(verbose):
-    if verbose == "auto":
-        return 1
-    if verbose not in (0, 1, 2):
-        raise ValueError(f"verbose must be 'auto', 0, 1 or 2, received {verbose!r}.")
-    return verbose

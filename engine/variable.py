@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from engine.autodiff import tape as _tape
+from engine.autodiff import active
 from engine.autodiff import traced as _traced
 from engine.naming import unique_name
 from engine.weight_draws import PendingDraw, draw
@@ -198,19 +198,19 @@ class Variable:
             if type(x) is _traced.Traced:
                 return _traced._trace_ufunc(ufunc, method, inputs, kwargs)
             values.append(x.value if isinstance(x, Variable) else x)
-        if _tape._STACK.get():
+        if active.TAPES.get():
             return _traced._trace_ufunc(ufunc, method, inputs, kwargs)
         if "out" in kwargs:
             kwargs["out"] = tuple(x.value if isinstance(x, Variable) else x for x in kwargs["out"])
         return getattr(ufunc, method)(*values, **kwargs) if method != "__call__" else ufunc(*values, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if _tape._STACK.get() or _traced.Traced in types:
+        if active.TAPES.get() or _traced.Traced in types:
             return _traced._trace_function(func, args, kwargs)
         return func(*map(_values, args), **{key: _values(value) for key, value in kwargs.items()})
 
     def __getitem__(self, key):
-        if _tape._STACK.get():
+        if active.TAPES.get():
             return _traced._trace_function(operator.getitem, (self, key), {})
         return self.value[key]
 
@@ -256,12 +256,12 @@ def _operator(fn, ufunc, reflected=False):
     """``fn(self.value, other)``; traced while a tape records."""
     if reflected:
         def op(self, other):
-            if _tape._STACK.get():
+            if active.TAPES.get():
                 return _traced._trace_ufunc(ufunc, "__call__", (other, self), {})
             return fn(other, self.value)
     else:
         def op(self, other):
-            if _tape._STACK.get():
+            if active.TAPES.get():
                 return _traced._trace_ufunc(ufunc, "__call__", (self, other), {})
             return fn(self.value, other)
     return op
@@ -269,7 +269,7 @@ def _operator(fn, ufunc, reflected=False):
 
 def _unary(fn, ufunc):
     def op(self):
-        if _tape._STACK.get():
+        if active.TAPES.get():
             return _traced._trace_ufunc(ufunc, "__call__", (self,), {})
         return fn(self.value)
     return op
@@ -283,3 +283,6 @@ for _name, _fn, _ufunc in [("add", operator.add, np.add), ("sub", operator.sub, 
 for _name, _fn, _ufunc in [("neg", operator.neg, np.negative), ("pos", operator.pos, np.positive),
                            ("abs", operator.abs, np.absolute)]:
     setattr(Variable, f"__{_name}__", _unary(_fn, _ufunc))
+
+
+_traced.lend_variable_type(Variable)  # engine.autodiff.traced reads a Variable as its value

@@ -33,16 +33,16 @@ outer tape asked to differentiate through it raises ``TracingError``.
 
 import contextlib
 import itertools
-from contextvars import ContextVar
 
 import numpy as np
 
 from engine import tree
 from engine import variable as _variable
+from engine.autodiff import active
 from engine.autodiff import traced as _traced
 from engine.autodiff.rules import TracingError
 
-_STACK: ContextVar[tuple] = ContextVar("nodeweave_gradient_tapes", default=())
+_STACK = active.TAPES
 _LEVELS = itertools.count()
 
 

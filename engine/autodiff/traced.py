@@ -27,14 +27,31 @@ import operator
 
 import numpy as np
 
-from engine import variable as _variable
-from engine.autodiff import tape as _tape
+from engine.autodiff import active
 from engine.autodiff.rules import FUNCTIONS, NON_DIFFERENTIABLE, UFUNCS, TracingError
 
 # keyword arguments of a ufunc that leave its derivative unchanged
 _UFUNC_OPTIONS = frozenset({"dtype", "casting", "order"})
 # functions whose first argument is a sequence of arrays, each of which may be traced
 _TAKES_A_SEQUENCE = frozenset({np.concatenate, np.stack})
+
+_VARIABLE_TYPES = ()  # (Variable,): lent by engine.variable, which imports this module
+
+
+def lend_variable_type(cls):
+    """Makes instances of ``cls`` (engine.variable's Variable) read as their value here, and watched on tapes.
+
+    Args:
+        cls: the Variable class, which calls this when it is defined.
+
+    Example:
+        >>> from engine import Variable
+        >>> import engine.autodiff.traced as traced
+        >>> traced._VARIABLE_TYPES == (Variable,)
+        True
+    """
+    global _VARIABLE_TYPES
+    _VARIABLE_TYPES = (cls,)
 
 
 class Traced:
@@ -162,7 +179,7 @@ class Traced:
 def _recorded(x) -> bool:
     """Whether ``x``'s tape records in this context: it is live and inside its ``with`` block."""
     tape = x._tape
-    return tape._ops is not None and any(t is tape for t in _tape._STACK.get())
+    return tape._ops is not None and any(t is tape for t in active.TAPES.get())
 
 
 def _ufunc_operator(ufunc, reflected=False):
@@ -249,7 +266,7 @@ def _resolve(x, tape, name):
         if x._tape._level < tape._level:  # a value of an outer tape: a constant here, recorded on its own tape
             return x, None, tape
         raise _Deeper(x._tape)
-    if kind is np.ndarray or kind is int or kind is float or not isinstance(x, _variable.Variable):
+    if kind is np.ndarray or kind is int or kind is float or not isinstance(x, _VARIABLE_TYPES):
         return x, None, tape
     leaf = _variable_leaf(x)
     return (x.value, None, tape) if leaf is None else _resolve(leaf, tape, name)
@@ -257,7 +274,7 @@ def _resolve(x, tape, name):
 
 def _variable_leaf(variable):
     """The leaf of ``variable`` on the innermost recording tape that watches it, or None (a constant)."""
-    for tape in reversed(_tape._STACK.get()):
+    for tape in reversed(active.TAPES.get()):
         leaf = tape._variable_leaf(variable)
         if leaf is not None:
             return leaf
@@ -280,7 +297,7 @@ def _keywords(func, kwargs):
             raise TracingError(_function_name(func), hint=(
                 f"its keyword argument {key}= is traced, and gradients only flow through positional arguments; "
                 f"pass it positionally"))
-        if isinstance(value, (tuple, Traced, _variable.Variable)):
+        if isinstance(value, (tuple, Traced)) or isinstance(value, _VARIABLE_TYPES):
             return {key: _plain(value) for key, value in kwargs.items()}
     return kwargs
 
@@ -298,7 +315,7 @@ def untraced(x):
 def _plain(x):
     if type(x) is tuple:
         return tuple(_plain(item) for item in x)
-    return x.value if isinstance(x, (Traced, _variable.Variable)) else x
+    return x.value if isinstance(x, Traced) or isinstance(x, _VARIABLE_TYPES) else x
 
 
 def _refuse_options(func, kwargs, allowed=None):

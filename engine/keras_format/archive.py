@@ -5,6 +5,7 @@ limits of ``engine.load_limits``."""
 
 import zipfile
 
+from engine.compile_config import compile_from_config
 from engine.errors import ModelFormatError
 from engine.functional_config import deserialize_layer
 from engine.keras_format.config_reader import is_keras_entry, to_nodeweave_compile_config, to_nodeweave_entry
@@ -85,8 +86,6 @@ def load_keras_archive(archive: zipfile.ZipFile, source: str, custom_objects: di
 def _compile(model, compile_config, source, custom_objects, safe_mode):
     """Compiles ``model`` with the arguments Keras saved (``compile_config``);
     ModelFormatError naming the field of one we cannot apply."""
-    from engine.saving import compile_from_config
-
     with loading_scope(custom_objects, safe_mode):
         compile_from_config(model, to_nodeweave_compile_config(compile_config), repr(source))
 

@@ -20,7 +20,7 @@ from engine.keras_format.write_config import keras_identity
 from engine.keras_format.write_order import keras_operations
 from engine.module import Module
 from engine.registry import registered_name
-from engine.saving import weight_paths
+from engine.weight_paths import weight_paths
 
 # Wrapper layers: the attribute Keras keeps each wrapped layer under.
 _WRAPPED = {"Bidirectional": ("forward_layer", "backward_layer"), "TimeDistributed": ("layer",)}

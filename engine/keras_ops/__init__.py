@@ -18,8 +18,10 @@ Example:
     (None, 2)
 """
 
+import sys
 import types
 
+from engine import extensions
 from engine.keras_ops.dispatch import make_function
 from engine.keras_ops.table import OPS
 
@@ -38,3 +40,6 @@ numpy = _namespace("numpy", ("numpy",))
 linalg = _namespace("linalg", ("linalg",))
 
 __all__ = sorted(_FUNCTIONS) + ["linalg", "nn", "numpy"]
+
+
+extensions.provide("keras_ops", sys.modules[__name__])  # convert_to_tensor casts a KerasTensor with ops.cast

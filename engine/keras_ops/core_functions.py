@@ -9,7 +9,7 @@ import builtins
 
 import numpy as np
 
-from engine import tree
+from engine import extensions, tree
 from engine.autodiff import Traced, untraced
 from engine.keras_ops.eager import keras_dtype
 from engine.keras_tensor import KerasTensor
@@ -28,9 +28,7 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     if isinstance(x, KerasTensor):
         if dtype is None or np.dtype(dtype) == np.dtype(x.dtype):
             return x
-        from engine.keras_ops import cast
-
-        return cast(x, dtype)
+        return extensions.provided("keras_ops").cast(x, dtype)  # engine.keras_ops is built from this module
     array = keras_dtype(x.value if isinstance(x, Variable) else x)
     return array if dtype is None else np.astype(array, dtype)
 

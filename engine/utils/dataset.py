@@ -6,6 +6,7 @@ import random
 import numpy as np
 
 from engine import tree
+from engine.utils.random_state import random_generator
 
 
 def split_dataset(dataset, left_size=None, right_size=None, shuffle: bool = False, seed: int | None = None):
@@ -48,8 +49,6 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle: bool = Fals
     order = list(range(total))
     if shuffle:
         if seed is None:
-            from engine.utils import random_generator
-
             seed = int(random_generator().integers(0, 10**6 + 1))
         random.Random(seed).shuffle(order)  # the permutation Keras' random.seed(seed); random.shuffle(...) makes
     order = np.asarray(order, dtype=np.int64)

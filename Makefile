@@ -25,7 +25,7 @@ test: $(BIN)/python system-deps browser
 	KERAS_BACKEND=jax NODEWEAVE_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
 # The API reference, rendered by pdoc from the docstrings (tests/docs builds the same modules in CI).
-API_MODULES := engine engine.trainer engine.callbacks engine.losses engine.metrics engine.optimizers layers graph
+API_MODULES := engine engine.training.trainer engine.training.callbacks engine.training.losses engine.training.metrics engine.training.optimizers layers graph
 docs: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	rm -rf docs/api

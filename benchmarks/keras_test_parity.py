@@ -60,7 +60,7 @@ RENAMES = {
     "from keras.src import random": "from nodeweave import random",
     "from keras.src import saving": "from nodeweave import saving",
     "from keras.src.backend import KerasTensor": "from nodeweave import KerasTensor",
-    "from keras.src.backend.common import keras_tensor": "import engine.keras_tensor as keras_tensor",
+    "from keras.src.backend.common import keras_tensor": "import engine.network.keras_tensor as keras_tensor",
     "from keras.src.backend.common.keras_tensor import KerasTensor": "from nodeweave import KerasTensor",
     "from keras.src.layers import InputLayer": "from nodeweave.layers import InputLayer",
     "from keras.src.layers.core.input_layer import Input": "from nodeweave import Input",
@@ -91,7 +91,7 @@ import pytest
 from keras.src.saving import object_registration
 
 import engine
-import engine.registry
+import engine.files.registry
 import engine.utils
 from nodeweave import layers
 
@@ -103,7 +103,7 @@ _keras_enter, _keras_exit = object_registration.CustomObjectScope.__enter__, obj
 
 
 def _enter(scope):
-    scope._nodeweave_scope = engine.registry.custom_object_scope(scope.custom_objects)
+    scope._nodeweave_scope = engine.files.registry.custom_object_scope(scope.custom_objects)
     scope._nodeweave_scope.__enter__()
     return _keras_enter(scope)
 

@@ -111,8 +111,8 @@ def model_weight_shapes(smoke):
 
 def optimizer_steps(torch, kind, shapes):
     """One update step of a nodeweave optimizer and of its torch twin over weights of ``shapes``."""
-    from engine.optimizers import SGD, Adam, RMSprop
-    from engine.variable import Variable
+    from engine.training.optimizers import SGD, Adam, RMSprop
+    from engine.network.variable import Variable
 
     rng = np.random.default_rng(0)
     values = [rng.normal(size=s).astype("float32") for s in shapes]

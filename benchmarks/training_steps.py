@@ -117,7 +117,7 @@ def recurrent(kind, steps):
 def gan_models():
     """keras-io's "customizing what happens in fit" GAN: (generator, discriminator) for 28x28x1 images."""
     from engine import Input
-    from engine.sequential import Sequential
+    from engine.network.sequential import Sequential
     from layers import Conv2D, Conv2DTranspose, Dense, GlobalMaxPooling2D, LeakyReLU, Reshape
 
     discriminator = Sequential([
@@ -139,8 +139,8 @@ class GanStep:
     images (one tape), then the generator through the discriminator (one tape)."""
 
     def __init__(self, images):
-        from engine.losses import BinaryCrossentropy
-        from engine.optimizers import Adam
+        from engine.training.losses import BinaryCrossentropy
+        from engine.training.optimizers import Adam
 
         self.generator, self.discriminator = gan_models()
         self.images = images

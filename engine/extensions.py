@@ -1,11 +1,14 @@
-"""What the packages built on the engine lend it: notebook displays, the summary, ONNX export, the layer catalog.
+"""What the modules built on others lend the ones below them: displays, the summary, export, the catalog.
 
-``layers`` and ``graph`` build on the engine, so the engine never imports them. They lend it their functions
-from above: importing ``graph`` provides its displays, importing ``layers`` registers the built-in layers.
-Where the engine needs one before the user imported its package (a notebook showing a model after
-``from engine import Input, Model``, a file naming ``Dense`` read first thing), it loads the packages that
-nodeweave's installation declares as entry points of the group ``nodeweave.extensions`` (setup.cfg), as
-pandas finds its plotting backends.
+A module never imports one built on it, so the import graph has no circle (tests/test_import_graph.py).
+Where a lower module needs a higher one, the higher one lends it what is needed when it is imported:
+``graph`` lends the engine its displays, ``Model.summary`` and ``Model.export``; ``layers`` registers the
+built-in layers; inside the engine, the operator layers lend ``KerasTensor`` its ``x + y``, ``Functional``
+lends ``Model(inputs, outputs)``, pickling lends ``Module.__reduce__`` (``engine/__init__.py`` imports
+them all). Where the engine needs ``graph`` or ``layers`` before the user imported them (a notebook showing a
+model after ``from engine import Input, Model``, a file naming ``Dense`` read first thing), it loads the
+packages that nodeweave's installation declares as entry points of the group ``nodeweave.extensions``
+(setup.cfg), as pandas finds its plotting backends.
 """
 
 import importlib.metadata

@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.autodiff import untraced
 from engine.utils.random_state import random_generator
-from engine.variable import Variable
+from engine.network.variable import Variable
 
 
 class SeedGenerator:

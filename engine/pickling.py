@@ -2,7 +2,7 @@
 
 ``pickle.dumps(model)`` writes no Python object of ours: a layer reduces to
 ``rebuild(archive)``, where ``archive`` is the bytes of the ``.nw`` archive
-(config JSON, weights, compile state; see ``engine.saving``), plus, when the
+(config JSON, weights, compile state; see ``engine.files.saving``), plus, when the
 model uses classes or functions of the user's that are not registered, those
 objects by reference, as pickle writes any class or function (by value under
 cloudpickle). ``rebuild`` loads the archive in safe mode, so the bytes name no
@@ -16,14 +16,14 @@ import types
 import zipfile
 
 from engine import extensions, tree
-from engine.registry import function_name, registered_name
+from engine.files.registry import function_name, registered_name
 
 
 def reduce_layer(layer):
     """What ``Module.__reduce__`` returns: ``(rebuild, (archive_bytes,))``, plus
     ``{name: object}`` of the user's unregistered classes and functions as a
     second argument when there are some."""
-    from engine.saving import write_archive
+    from engine.files.saving import write_archive
 
     buffer = io.BytesIO()
     write_archive(layer, buffer)
@@ -42,7 +42,7 @@ def rebuild(archive, custom_objects=None):
         >>> pickle.loads(pickle.dumps(Dense(2, name="d"))).name
         'd'
     """
-    from engine.saving import load_archive_bytes
+    from engine.files.saving import load_archive_bytes
 
     return load_archive_bytes(archive, custom_objects=custom_objects, safe_mode=True)
 

@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from engine.qualified_names import closest_paths, layer_paths
+from engine.network.qualified_names import closest_paths, layer_paths
 from graph._format import tensor_ref
 from graph._node_data import NAMED as _NODE_DATA
 

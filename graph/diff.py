@@ -25,7 +25,7 @@ Each rule sweeps the calls not yet matched in plan order, trying rule 2 first
 at every call, so that what follows a new match is matched in the same sweep.
 A layer is matched where its first matched call is; two matched nested models
 are compared the same way, inside, and their layers named by qualified paths
-(``block/inner/conv``, ``engine.qualified_names``).
+(``block/inner/conv``, ``engine.network.qualified_names``).
 """
 
 import html
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field, replace
 import graphviz
 import numpy as np
 
-from engine.plan import ExecutionPlan
-from engine.qualified_names import _plan_of
+from engine.network.plan import ExecutionPlan
+from engine.network.qualified_names import _plan_of
 
 # How many calls in a row matching looks across, on each side, for layers inserted or removed (rule 4).
 _LONGEST_GAP = 8

@@ -20,11 +20,11 @@ this adds a call (Node) to each layer reused.
 import re
 
 from engine import tree
-from engine.functional import Functional
-from engine.input_layer import Input, InputLayer
-from engine.keras_tensor import KerasTensor
-from engine.qualified_names import node_paths, path_of
-from engine.requested_outputs import plan_between, resolve_tensor
+from engine.network.functional import Functional
+from engine.network.input_layer import Input, InputLayer
+from engine.network.keras_tensor import KerasTensor
+from engine.network.qualified_names import node_paths, path_of
+from engine.network.requested_outputs import plan_between, resolve_tensor
 
 
 def extract(model: Functional, inputs=None, outputs=None) -> Functional:

@@ -37,10 +37,10 @@ weights are stored in the file (ModelProto's 2 GB limit applies).
 import numpy as np
 
 from engine import tree
-from engine.atomic_file import atomic_write
-from engine.functional import Functional
+from engine.files.atomic_file import atomic_write
+from engine.network.functional import Functional
 from graph._onnx_layout import _Node, clean_transposes
-from engine.layer import call_parameters
+from engine.network.layer import call_parameters
 from layers._onnx import converter_for
 
 DEFAULT_OPSET = 18

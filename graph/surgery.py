@@ -14,7 +14,7 @@ model is not compiled.
 
 ``where`` names the places to change, at any depth:
 
-- a layer's qualified name, ``"block/conv"`` (engine/qualified_names.py), or its
+- a layer's qualified name, ``"block/conv"`` (engine/network/qualified_names.py), or its
   plain name when one layer at any depth has it: every call of that layer;
 - a call, ``"shared[1]"``: that call only;
 - a layer instance, a layer class (``Conv2D``: every call of every Conv2D) or a
@@ -28,13 +28,13 @@ import graphlib
 import inspect
 
 from engine import tree
-from engine.cloning import _functional_like_constructor
-from engine.functional import Functional
-from engine.input_layer import Input, InputLayer
-from engine.keras_tensor import KerasTensor
-from engine.layer import Layer
-from engine.qualified_names import (_CALL_SUFFIX, find_layer, find_node, find_tensor, layer_paths, node_paths,
-                                     path_of)
+from engine.network.cloning import _functional_like_constructor
+from engine.network.functional import Functional
+from engine.network.input_layer import Input, InputLayer
+from engine.network.keras_tensor import KerasTensor
+from engine.network.layer import Layer
+from engine.network.qualified_names import (_CALL_SUFFIX, find_layer, find_node, find_tensor, layer_paths, node_paths,
+                                            path_of)
 
 
 

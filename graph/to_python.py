@@ -27,15 +27,17 @@ from collections import Counter
 
 import numpy as np
 
-from engine import constraints, initializers, regularizers, tree
+from engine import tree
+from engine.training import constraints, regularizers
+from engine.network import initializers
 from engine.dtypes import dtype_kind
-from engine.functional import Functional
-from engine.input_layer import InputLayer
-from engine.keras_tensor import KerasTensor
-from engine.layer import Layer
-from engine.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
-from engine.registry import lookup
-from engine.sequential import Sequential
+from engine.network.functional import Functional
+from engine.network.input_layer import InputLayer
+from engine.network.keras_tensor import KerasTensor
+from engine.network.layer import Layer
+from engine.network.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
+from engine.files.registry import lookup
+from engine.network.sequential import Sequential
 
 # Python's operator for each BinaryOp op that has one ("equal" has none: == compares identity).
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor_divide": "//", "mod": "%",

@@ -16,11 +16,11 @@ Example:
 """
 
 from engine import Input, InputSpec, KerasTensor, Layer, Model, Sequential, Variable
-from engine.initializers import Initializer
-from engine.losses import Loss
-from engine.metrics import Metric
-from engine.optimizers import Optimizer
-from engine.regularizers import Regularizer
+from engine.network.initializers import Initializer
+from engine.training.losses import Loss
+from engine.training.metrics import Metric
+from engine.training.optimizers import Optimizer
+from engine.training.regularizers import Regularizer
 from nodeweave import (activations, applications, backend, callbacks, constraints, initializers, layers, losses,
                        metrics, models, ops, optimizers, preprocessing, random, regularizers, saving, utils)
 

@@ -1,6 +1,6 @@
 """``keras.constraints``: projections applied to weights after each update."""
 
-from engine.constraints import Constraint, MaxNorm, NonNeg, UnitNorm, deserialize, get, serialize
+from engine.training.constraints import Constraint, MaxNorm, NonNeg, UnitNorm, deserialize, get, serialize
 
 max_norm, non_neg, unit_norm = MaxNorm, NonNeg, UnitNorm
 

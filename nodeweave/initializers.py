@@ -1,8 +1,8 @@
 """``keras.initializers``: weight initializers, by class and by Keras' snake_case names."""
 
-from engine.initializers import (Constant, GlorotNormal, GlorotUniform, HeNormal, HeUniform, Initializer,
-                                 LecunNormal, Ones, Orthogonal, RandomNormal, RandomUniform, VarianceScaling, Zeros,
-                                 deserialize, get, serialize)
+from engine.network.initializers import (Constant, GlorotNormal, GlorotUniform, HeNormal, HeUniform, Initializer,
+                                         LecunNormal, Ones, Orthogonal, RandomNormal, RandomUniform, VarianceScaling,
+                                         Zeros, deserialize, get, serialize)
 
 constant, ones, zeros = Constant, Ones, Zeros
 glorot_normal, glorot_uniform, he_normal, he_uniform = GlorotNormal, GlorotUniform, HeNormal, HeUniform

@@ -1,8 +1,8 @@
 """``keras.saving``: whole models and weights to files (``.nw`` and Keras 3's ``.keras``),
 and the registry that lets custom classes load by name."""
 
-from engine.registry import custom_object_scope, register_serializable
-from engine.saving import load_model, load_weights, save_model, save_weights
+from engine.files.registry import custom_object_scope, register_serializable
+from engine.files.saving import load_model, load_weights, save_model, save_weights
 
 register_keras_serializable = register_serializable
 CustomObjectScope = custom_object_scope

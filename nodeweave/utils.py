@@ -1,6 +1,6 @@
 """``keras.utils``: data helpers, seeding, images as arrays, and drawing a model."""
 
-from engine.registry import custom_object_scope, register_serializable
+from engine.files.registry import custom_object_scope, register_serializable
 from engine.utils import (PyDataset, clear_session, normalize, pad_sequences, set_random_seed, split_dataset,
                           timeseries_dataset_from_array, to_categorical)
 from engine.utils.backend import is_keras_tensor

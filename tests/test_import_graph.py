@@ -3,8 +3,8 @@
 The graph has one node per ``.py`` file under ``engine/``, ``layers/``, ``graph/`` and ``nodeweave/``
 and an arrow from file A to file B when A imports B anywhere: at module level or inside a function,
 since a function-level import only defers a circle, it does not remove it. An import names the file of
-its most specific module: ``from engine.losses.loss import Loss`` points at ``engine/losses/loss.py``,
-``from engine.losses import Loss`` at ``engine/losses/__init__.py``, and ``from engine import tree`` at
+its most specific module: ``from engine.training.losses.loss import Loss`` points at ``engine/training/losses/loss.py``,
+``from engine.training.losses import Loss`` at ``engine/training/losses/__init__.py``, and ``from engine import tree`` at
 ``engine/tree.py`` (a module imported from its package). Python runs a package's ``__init__`` before any
 of its modules, but that is not an arrow: a package ``__init__`` that re-exports its own modules makes
 no circle with them unless one of them imports the package itself.

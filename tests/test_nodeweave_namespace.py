@@ -90,12 +90,12 @@ def test_a_keras_3_custom_layer_with_ops_and_random_trains(tmp_path):
 def test_the_namespace_holds_nodeweaves_own_objects():
     assert nw.Model is engine.Model and nw.layers.Dense is catalog.Dense and nw.layers.MaxPool2D is catalog.MaxPooling2D
     assert nw.utils.plot_model is graph.plot_model and nw.models.clone_model is engine.clone_model
-    assert nw.optimizers.schedules.ExponentialDecay is engine.optimizers.schedules.ExponentialDecay
+    assert nw.optimizers.schedules.ExponentialDecay is engine.training.optimizers.schedules.ExponentialDecay
     assert nw.preprocessing.sequence.pad_sequences is engine.utils.pad_sequences
     assert nw.ops.matmul is engine.keras_ops.matmul and nw.random.SeedGenerator is engine.keras_random.SeedGenerator
     from nodeweave.optimizers.schedules import CosineDecay  # importable by path, as Keras scripts do
     from nodeweave.preprocessing.sequence import pad_sequences
-    assert CosineDecay is engine.optimizers.schedules.CosineDecay and pad_sequences is nw.utils.pad_sequences
+    assert CosineDecay is engine.training.optimizers.schedules.CosineDecay and pad_sequences is nw.utils.pad_sequences
 
 
 @pytest.mark.parametrize("path", SUBMODULES)

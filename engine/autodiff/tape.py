@@ -37,7 +37,7 @@ import itertools
 import numpy as np
 
 from engine import tree
-from engine import variable as _variable
+from engine.network import variable as _variable
 from engine.autodiff import active
 from engine.autodiff import traced as _traced
 from engine.autodiff.rules import TracingError

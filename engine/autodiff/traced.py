@@ -35,11 +35,11 @@ _UFUNC_OPTIONS = frozenset({"dtype", "casting", "order"})
 # functions whose first argument is a sequence of arrays, each of which may be traced
 _TAKES_A_SEQUENCE = frozenset({np.concatenate, np.stack})
 
-_VARIABLE_TYPES = ()  # (Variable,): lent by engine.variable, which imports this module
+_VARIABLE_TYPES = ()  # (Variable,): lent by engine.network.variable, which imports this module
 
 
 def lend_variable_type(cls):
-    """Makes instances of ``cls`` (engine.variable's Variable) read as their value here, and watched on tapes.
+    """Makes instances of ``cls`` (engine.network.variable's Variable) read as their value here, and watched on tapes.
 
     Args:
         cls: the Variable class, which calls this when it is defined.

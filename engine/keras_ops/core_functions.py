@@ -12,8 +12,8 @@ import numpy as np
 from engine import extensions, tree
 from engine.autodiff import Traced, untraced
 from engine.keras_ops.eager import keras_dtype
-from engine.keras_tensor import KerasTensor
-from engine.variable import Variable
+from engine.network.keras_tensor import KerasTensor
+from engine.network.variable import Variable
 
 
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):

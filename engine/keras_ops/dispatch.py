@@ -5,7 +5,7 @@ import functools
 from engine import tree
 from engine.keras_ops import eager
 from engine.keras_ops.op_layer import record
-from engine.keras_tensor import KerasTensor
+from engine.network.keras_tensor import KerasTensor
 
 
 def make_function(row):

@@ -12,7 +12,7 @@ import builtins
 import numpy as np
 
 from engine.autodiff import untraced
-from engine.keras_tensor import KerasTensor
+from engine.network.keras_tensor import KerasTensor
 
 
 def elementwise(ufunc, name, arity):

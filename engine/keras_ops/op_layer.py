@@ -15,10 +15,10 @@ from engine import tree
 from engine.dtypes import dtype_kind
 from engine.keras_ops import eager
 from engine.keras_ops.table import OPS
-from engine.keras_tensor import KerasTensor
-from engine.layer import Layer
-from engine.load_limits import charge_example
-from engine.naming import unique_name
+from engine.network.keras_tensor import KerasTensor
+from engine.network.layer import Layer
+from engine.files.load_limits import charge_example
+from engine.network.naming import unique_name
 
 # Unknown sizes take two values in the examples that infer output shapes: an
 # output axis whose size differs between the two depends on an unknown size.

@@ -2,7 +2,7 @@
 examples call (``to_categorical``, ``normalize``, ``pad_sequences``, ``split_dataset``,
 ``timeseries_dataset_from_array``, ``PyDataset``, also ``engine.PyDataset``)."""
 
-from engine.py_dataset import PyDataset
+from engine.data.py_dataset import PyDataset
 from engine.utils.dataset import split_dataset
 from engine.utils.numerical import normalize, to_categorical
 from engine.utils.random_state import random_generator, set_random_seed
@@ -12,7 +12,7 @@ from engine.utils.timeseries import timeseries_dataset_from_array
 
 def clear_session() -> None:
     """Resets automatic layer names (``dense``, ``dense_1``, ...) as Keras does."""
-    from engine.naming import reset_names
+    from engine.network.naming import reset_names
 
     reset_names()
 

@@ -1,8 +1,8 @@
 """What Keras' ``keras.backend`` reports, answered for nodeweave: NumPy computes in
 float32, with Keras' fuzz factor 1e-7 and channels-last images."""
 
-from engine.keras_tensor import is_keras_tensor  # noqa: F401  (keras.backend.is_keras_tensor)
-from engine.losses.loss import EPSILON
+from engine.network.keras_tensor import is_keras_tensor  # noqa: F401  (keras.backend.is_keras_tensor)
+from engine.training.losses.loss import EPSILON
 
 
 def floatx() -> str:

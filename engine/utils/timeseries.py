@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from engine.py_dataset import PyDataset
+from engine.data.py_dataset import PyDataset
 
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1, sampling_rate=1, batch_size=128,

@@ -2,7 +2,7 @@
 (Dropout and the other noise layers, Identity, Masking, ActivityRegularization),
 and Lambda and MaskOf, which have none."""
 
-from engine.mask_of import MaskOf
+from engine.network.mask_of import MaskOf
 from layers._onnx import onnx_converter
 from layers._onnx.activation import activation
 from layers.core import Dense, Identity, Lambda, Masking

@@ -1,10 +1,10 @@
-"""ONNX converters of the operator layers of engine/ops.py: ``x + 1``,
+"""ONNX converters of the operator layers of engine/network/ops.py: ``x + 1``,
 ``a @ b``, ``x < 0``, ``-x``, ``abs(x)``, ``round(x, 1)``, ``x.reshape(...)``,
 ``x.squeeze()`` and ``x[:, 0]``."""
 
 import numpy as np
 
-from engine.ops import BinaryOp, GetItem, ReshapeOp, Round, SqueezeOp, UnaryOp
+from engine.network.ops import BinaryOp, GetItem, ReshapeOp, Round, SqueezeOp, UnaryOp
 from layers._onnx import onnx_converter
 
 _INT64_MAX, _INT64_MIN = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)

@@ -4,8 +4,10 @@ import math
 
 import numpy as np
 
-from engine import InputSpec, Layer, constraints, initializers, regularizers
-from engine.ops import unbroadcast
+from engine import InputSpec, Layer
+from engine.training import constraints, regularizers
+from engine.network import initializers
+from engine.network.ops import unbroadcast
 
 
 class PReLU(Layer):

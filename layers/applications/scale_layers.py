@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from engine import Layer, initializers
+from engine import Layer
+from engine.network import initializers
 
 
 class LayerScale(Layer):

@@ -5,8 +5,10 @@ import math
 
 import numpy as np
 
-from engine import KerasTensor, Layer, constraints, initializers, regularizers, tree
-from engine.bound_arguments import gradients_as_given
+from engine import KerasTensor, Layer, tree
+from engine.training import constraints, regularizers
+from engine.network import initializers
+from engine.network.bound_arguments import gradients_as_given
 from layers import activations
 from layers.attention._common import causal_mask, check_dropout, dropout_mask, shapes_agree
 from layers.core.seed_generator import SeedGenerator

@@ -4,7 +4,9 @@ the bias and activation that end every forward pass."""
 
 import numpy as np
 
-from engine import InputSpec, Layer, constraints, initializers, regularizers
+from engine import InputSpec, Layer
+from engine.training import constraints, regularizers
+from engine.network import initializers
 from layers import activations
 from layers.convolutional._im2col import effective_size, output_spatial, padding_pads
 from layers._arguments import is_int, standardize_data_format, standardize_tuple

@@ -8,7 +8,8 @@ convolution (for the inputs) and that convolution's kernel gradient.
 
 import math
 
-from engine import constraints, initializers, regularizers
+from engine.training import constraints, regularizers
+from engine.network import initializers
 from layers.convolutional._base import (_BaseConv, check_strides_and_dilation, from_channels_last,
                                         positive_int, to_channels_last)
 from layers.convolutional._im2col import conv, conv_input_grad, conv_kernel_grad, transpose_pads

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from engine import constraints, initializers, regularizers
+from engine.training import constraints, regularizers
+from engine.network import initializers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
 from layers.convolutional._im2col import crop, effective_size, output_spatial, pad, tap_targets
 

@@ -2,7 +2,8 @@
 
 import math
 
-from engine import constraints, initializers, regularizers
+from engine.training import constraints, regularizers
+from engine.network import initializers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
 from layers.convolutional.depthwise_conv2d import depthwise_conv, depthwise_conv_grads
 

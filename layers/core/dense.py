@@ -4,7 +4,9 @@ import math
 
 import numpy as np
 
-from engine import InputSpec, Layer, constraints, initializers, regularizers
+from engine import InputSpec, Layer
+from engine.training import constraints, regularizers
+from engine.network import initializers
 from layers import activations
 
 

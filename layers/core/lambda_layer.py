@@ -3,8 +3,8 @@
 import inspect
 
 from engine import Layer
-from engine.output_spec import inferred_output_spec
-from engine.registry import function_name, resolve_function
+from engine.network.output_spec import inferred_output_spec
+from engine.files.registry import function_name, resolve_function
 
 
 class Lambda(Layer):

@@ -2,7 +2,9 @@
 
 import numpy as np
 
-from engine import Layer, constraints, initializers, regularizers
+from engine import Layer
+from engine.training import constraints, regularizers
+from engine.network import initializers
 
 
 class Embedding(Layer):

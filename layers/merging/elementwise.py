@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from engine import Layer
-from engine.ops import broadcast_shapes, unbroadcast
+from engine.network.ops import broadcast_shapes, unbroadcast
 from layers._masks import merge_masks
 
 

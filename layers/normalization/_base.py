@@ -5,7 +5,9 @@ import math
 
 import numpy as np
 
-from engine import Layer, constraints, initializers, regularizers
+from engine import Layer
+from engine.training import constraints, regularizers
+from engine.network import initializers
 
 
 def check_axis(axis):

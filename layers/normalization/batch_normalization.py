@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from engine import InputSpec, initializers
+from engine import InputSpec
+from engine.network import initializers
 from layers.normalization._base import _AffineNormalization, resolve_axes
 
 # Elements per block of rows: a block and its temporaries stay in the L2 cache, so the

@@ -32,8 +32,10 @@ import numbers
 
 import numpy as np
 
-from engine import Layer, constraints, initializers, regularizers
-from engine.bound_arguments import gradients_as_given
+from engine import Layer
+from engine.training import constraints, regularizers
+from engine.network import initializers
+from engine.network.bound_arguments import gradients_as_given
 from layers import activations
 from layers._masks import checked_mask
 from layers.core.seed_generator import SeedGenerator

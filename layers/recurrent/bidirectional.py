@@ -5,8 +5,8 @@ import math
 import numpy as np
 
 from engine import Layer
-from engine.functional_config import deserialize_layer, serialize_layer
-from engine.bound_arguments import gradients_as_given
+from engine.network.functional_config import deserialize_layer, serialize_layer
+from engine.network.bound_arguments import gradients_as_given
 from layers.recurrent._rnn import _Recurrent, first_mask, split_inputs, split_shapes
 
 _MERGE_MODES = ("concat", "sum", "mul", "ave", None)

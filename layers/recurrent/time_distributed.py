@@ -5,7 +5,7 @@ import inspect
 import numpy as np
 
 from engine import Layer
-from engine.functional_config import deserialize_layer, serialize_layer
+from engine.network.functional_config import deserialize_layer, serialize_layer
 from layers._masks import checked_mask
 
 

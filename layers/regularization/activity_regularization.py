@@ -1,6 +1,6 @@
 """ActivityRegularization: the identity, with an L1/L2 penalty on its output."""
 
-from engine.regularizers import L1L2
+from engine.training.regularizers import L1L2
 from layers.core.identity import Identity
 
 

@@ -1,6 +1,6 @@
 """``keras.optimizers.schedules``: learning rates that change with the step."""
 
-from engine.optimizers.schedules import (CosineDecay, ExponentialDecay, LearningRateSchedule, PiecewiseConstantDecay,
-                                         deserialize)
+from engine.training.optimizers.schedules import (CosineDecay, ExponentialDecay, LearningRateSchedule,
+                                                  PiecewiseConstantDecay, deserialize)
 
 __all__ = ["CosineDecay", "ExponentialDecay", "LearningRateSchedule", "PiecewiseConstantDecay", "deserialize"]

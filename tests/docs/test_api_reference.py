@@ -19,12 +19,12 @@ import pytest
 import engine
 import graph
 import layers
-from engine import registry
+from engine.files import registry
 
 PACKAGES = ("engine", "layers", "graph")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The reference's pages, as `make docs` lists them: the three packages and engine's packages that users
-# pick classes from (engine.optimizers.Adam, as keras.optimizers.Adam).
+# pick classes from (engine.training.optimizers.Adam, as keras.optimizers.Adam).
 REFERENCE_MODULES = tuple(re.search(r"^API_MODULES := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split())
 
 
@@ -149,7 +149,7 @@ def _missing(obj):
 
 def _reference_pages():
     """The modules the reference shows: those `make docs` lists and the submodules they export
-    (layers.activations, engine.optimizers.schedules)."""
+    (layers.activations, engine.training.optimizers.schedules)."""
     modules = [importlib.import_module(name) for name in REFERENCE_MODULES]
     return modules + [getattr(module, name) for module in modules for name in getattr(module, "__all__", ())
                       if inspect.ismodule(getattr(module, name))]
@@ -161,7 +161,7 @@ def _documented_names():
     # Every class's public methods count, Model's fit and evaluate through Trainer, except the
     # callbacks': Callback's docstring describes its hooks together.
     for _, obj in public:
-        if inspect.isclass(obj) and obj.__module__ != "engine.callbacks":
+        if inspect.isclass(obj) and obj.__module__ != "engine.training.callbacks":
             names.update(_methods(obj))
     return names
 
@@ -171,10 +171,10 @@ def test_reference_builds_without_warnings(tmp_path):
                *REFERENCE_MODULES]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stderr == "", run.stderr
-    trainer_page = (tmp_path / "engine" / "trainer.html").read_text()
+    trainer_page = (tmp_path / "engine" / "training" / "trainer.html").read_text()
     assert 'id="Trainer.fit"' in trainer_page
     assert '<h6 id="arguments">Arguments:</h6>' in trainer_page, "Google-style sections render as headings and lists"
-    assert 'href="engine/trainer.html#Trainer.fit"' in (tmp_path / "engine.html").read_text(), "Model links to fit"
+    assert 'href="engine/training/trainer.html#Trainer.fit"' in (tmp_path / "engine.html").read_text(), "Model links to fit"
 
 
 @pytest.mark.parametrize("test", _doctests(), ids=lambda test: test.name)
@@ -205,14 +205,14 @@ def test_every_public_property_has_a_docstring():
 def test_the_checks_see_the_methods_users_call():
     names = _documented_names()
     for method in ("fit", "evaluate", "predict", "compile", "train_on_batch", "test_on_batch", "predict_on_batch"):
-        assert f"engine.trainer.Trainer.{method}" in names
+        assert f"engine.training.trainer.Trainer.{method}" in names
     for method in ("save", "save_weights", "load_weights", "summary", "get_layer", "to_json"):
-        assert f"engine.model.Model.{method}" in names
-    for method in ("__call__", "build", "call", "add_weight", "get_config", "from_config", "compute_output_shape",
-                   "backward"):
-        assert f"engine.layer.Layer.{method}" in names
+        assert f"engine.network.model.Model.{method}" in names
+    for method in ("__call__", "build", "call", "get_config", "from_config", "compute_output_shape", "backward"):
+        assert f"engine.network.layer.Layer.{method}" in names
+    assert "engine.network.layer_weights.LayerWeights.add_weight" in names  # Layer inherits it
     assert "engine.autodiff.tape.GradientTape.gradient" in names
-    assert {"graph.to_networkx", "graph.profile", "graph.summary", "engine.callbacks.EarlyStopping"} <= set(names)
+    assert {"graph.to_networkx", "graph.profile", "graph.summary", "engine.training.callbacks.EarlyStopping"} <= set(names)
 
 
 def test_the_checks_name_what_a_docstring_lacks():

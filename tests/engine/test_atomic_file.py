@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from engine import atomic_file
-from engine.atomic_file import atomic_write
+from engine.files import atomic_file
+from engine.files.atomic_file import atomic_write
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def _die_while_writing(path):
     """A writer process SIGKILLed halfway through its write: its temporary stays behind."""
     code = """
         import os, signal, sys
-        from engine.atomic_file import atomic_write
+        from engine.files.atomic_file import atomic_write
         def write(handle):
             handle.write(b"half")
             handle.flush()
@@ -57,7 +57,7 @@ def test_writes_and_replaces(tmp_path):
 def test_a_new_file_gets_the_mode_open_would_give(tmp_path, umask):
     modes = _run("""
         import os, sys
-        from engine.atomic_file import atomic_write
+        from engine.files.atomic_file import atomic_write
         os.umask(int(sys.argv[1]))
         folder = sys.argv[2]
         with open(os.path.join(folder, "plain"), "w"):
@@ -72,7 +72,7 @@ def test_a_new_file_gets_the_mode_open_would_give(tmp_path, umask):
 def test_replacing_a_file_keeps_its_mode_as_open_would(tmp_path, mode):
     modes = _run("""
         import os, sys
-        from engine.atomic_file import atomic_write
+        from engine.files.atomic_file import atomic_write
         os.umask(0o022)
         mode = int(sys.argv[1])
         plain, atomic = (os.path.join(sys.argv[2], name) for name in ("plain", "atomic"))
@@ -141,7 +141,7 @@ def test_a_save_in_progress_in_another_thread_or_process_is_not_touched(tmp_path
     thread.start()
     process = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sys
-        from engine.atomic_file import atomic_write
+        from engine.files.atomic_file import atomic_write
         def write(handle):
             handle.write(b"from the process")
             print("writing", flush=True)
@@ -182,7 +182,7 @@ def test_a_read_only_folder_is_named_not_the_temporary():
         os.chmod(folder, 0o555)
         message = _run("""
             import os, sys
-            from engine.atomic_file import atomic_write
+            from engine.files.atomic_file import atomic_write
             if os.geteuid() == 0:
                 os.setgid(65534)
                 os.setuid(65534)

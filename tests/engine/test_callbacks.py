@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, load_model
-from engine.callbacks import (CSVLogger, EarlyStopping, LambdaCallback, LearningRateScheduler, ModelCheckpoint,
-                              ReduceLROnPlateau)
+from engine.training.callbacks import (CSVLogger, EarlyStopping, LambdaCallback, LearningRateScheduler, ModelCheckpoint,
+                                       ReduceLROnPlateau)
 from layers import Dense
 
 

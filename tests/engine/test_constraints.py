@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine import constraints
+from engine.training import constraints
 from tests.layers.oracle import keras
 
 

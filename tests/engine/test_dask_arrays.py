@@ -1,4 +1,4 @@
-"""predict and evaluate on Dask arrays (engine/dask_arrays.py): the same numbers
+"""predict and evaluate on Dask arrays (engine/data/dask_arrays.py): the same numbers
 as in memory on the threaded scheduler, dask's multiprocessing scheduler and a
 dask.distributed cluster, the model rebuilt once per worker process, and the
 errors."""
@@ -15,11 +15,11 @@ import pytest
 from distributed import Client, LocalCluster
 
 from engine import Input, Layer, Model
-from engine.callbacks import Callback
-from engine.dask_arrays import _batch_aligned
-from engine.functional import Functional
-from engine.losses import MeanSquaredError
-from engine.metrics import AUC, OneHotMeanIoU, PrecisionAtRecall, TruePositives
+from engine.training.callbacks import Callback
+from engine.data.dask_arrays import _batch_aligned
+from engine.network.functional import Functional
+from engine.training.losses import MeanSquaredError
+from engine.training.metrics import AUC, OneHotMeanIoU, PrecisionAtRecall, TruePositives
 from layers import Dense, concatenate
 from tests.engine.metrics.test_metric import Maximum
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import Input, Model
-from engine.data_adapter import TrainingData, cast_input, check_batch_size, prepare
+from engine.data.data_adapter import TrainingData, cast_input, check_batch_size, prepare
 from layers import Dense
 
 
@@ -86,7 +86,7 @@ def test_sizes_must_agree_between_inputs_and_between_inputs_and_targets():
 
 
 def test_steps_are_positive_ints_or_none_named_in_their_errors():
-    from engine.data_adapter import check_steps
+    from engine.data.data_adapter import check_steps
 
     assert check_steps(None, "steps_per_epoch") is None and check_steps(np.int32(3), "validation_steps") == 3
     with pytest.raises(ValueError, match=r"^validation_steps must be a positive integer \(or None for one pass over "
@@ -98,7 +98,7 @@ def test_steps_are_positive_ints_or_none_named_in_their_errors():
 
 
 def test_batches_unpack_as_keras_unpacks_x_y_and_sample_weight():
-    from engine.data_adapter import unpack_batch
+    from engine.data.data_adapter import unpack_batch
 
     x, y, w = np.ones(2), np.zeros(2), np.full(2, 0.5)
     assert unpack_batch(x, "the generator") == (x, None, None)

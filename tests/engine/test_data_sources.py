@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, PyDataset
-from engine.callbacks import Callback
-from engine.data_adapter import TrainingData
-from engine.data_sources import StreamedArrays
-from engine.epoch_iterator import RAN_OUT
+from engine.training.callbacks import Callback
+from engine.data.data_adapter import TrainingData
+from engine.data.data_sources import StreamedArrays
+from engine.data.epoch_iterator import RAN_OUT
 from engine.utils import set_random_seed
 from layers import Dense
 
@@ -386,7 +386,7 @@ FIT_FROM_A_BIG_MEMMAP = """
 import sys
 import numpy as np
 from engine import Input, Model
-from engine.callbacks import Callback
+from engine.training.callbacks import Callback
 from layers import Dense
 
 path, rows, columns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

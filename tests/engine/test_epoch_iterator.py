@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from engine import PyDataset
-from engine.data_adapter import TrainingData
-from engine.data_sources import GeneratorSource, PyDatasetSource
-from engine.epoch_iterator import RAN_OUT, EpochIterator
+from engine.data.data_adapter import TrainingData
+from engine.data.data_sources import GeneratorSource, PyDatasetSource
+from engine.data.epoch_iterator import RAN_OUT, EpochIterator
 
 
 def _rows(count):

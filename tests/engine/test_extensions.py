@@ -29,7 +29,7 @@ def test_a_model_built_from_the_engine_alone_still_displays_summarizes_and_reads
     out = _run("""
         import sys
         from engine import Input, Model
-        from engine.registry import lookup
+        from engine.files.registry import lookup
         dense = lookup("Dense")  # a file naming Dense, read before layers was imported
         x = Input(shape=(3,), name="x")
         model = Model(x, dense(2, name="d")(x))

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, ModelFormatError, Sequential
-from engine import functional_config as replay
-from engine.functional import Functional
-from engine.functional_config import functional_config
+from engine.network import functional_config as replay
+from engine.network.functional import Functional
+from engine.network.functional_config import functional_config
 from layers import Activation, Dense
 
 
@@ -357,7 +357,7 @@ class _Wrapper(__import__("engine").Layer):
 
 
 def test_nested_custom_layers_load_with_custom_objects_only():
-    from engine.registry import registered_name
+    from engine.files.registry import registered_name
 
     assert registered_name(_Scale) is None and registered_name(_Wrapper) is None
     inner_in = Input(shape=(3,))

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from engine import Input, Layer, Model
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers import Dense
 
 

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from engine import initializers
+from engine.network import initializers
 from engine.utils import set_random_seed
 from tests.layers.oracle import keras
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from engine import InputSpec
-from engine.input_spec import assert_input_compatibility
+from engine.network.input_spec import assert_input_compatibility
 
 
 def test_axes_message_matches_seed():

@@ -10,7 +10,7 @@ from engine import keras_ops as ops
 from engine import tree
 from engine.autodiff import GradientTape
 from engine.keras_ops.table import OPS
-from engine.saving import load_model, save_model
+from engine.files.saving import load_model, save_model
 from tests.layers.oracle import keras
 
 RNG = np.random.default_rng(0)

@@ -46,7 +46,7 @@ def test_history_is_stamped_once():
 
 
 def test_is_keras_tensor_and_any_symbolic_tensors_look_through_nesting():
-    from engine.keras_tensor import any_symbolic_tensors, is_keras_tensor
+    from engine.network.keras_tensor import any_symbolic_tensors, is_keras_tensor
 
     symbolic = KerasTensor((None, 3))
     assert is_keras_tensor(symbolic) and not is_keras_tensor(np.ones(3))

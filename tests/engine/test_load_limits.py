@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from engine import Input, LoadLimits, Model, ModelFormatError, load_model, model_from_json
-from engine.load_limits import charge_weight, npz_size_bound, weight_budget
-from engine.npz_arrays import _parse_npy_header
+from engine.files.load_limits import charge_weight, npz_size_bound, weight_budget
+from engine.files.npz_arrays import _parse_npy_header
 from engine.utils import random_generator
 from layers import Dense
 

@@ -1,10 +1,10 @@
-"""A model may output the mask a tensor carries (``t._keras_mask``), as in Keras (engine/mask_of.py)."""
+"""A model may output the mask a tensor carries (``t._keras_mask``), as in Keras (engine/network/mask_of.py)."""
 
 import numpy as np
 
 from engine import Input, Model
-from engine.functional import Functional
-from engine.mask_of import MaskOf
+from engine.network.functional import Functional
+from engine.network.mask_of import MaskOf
 from layers import Concatenate, Dense, Embedding, Masking
 
 

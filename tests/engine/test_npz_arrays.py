@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, ModelFormatError, load_model
-from engine.load_limits import LoadLimits
-from engine.npz_arrays import open_npz, read_arrays
+from engine.files.load_limits import LoadLimits
+from engine.files.npz_arrays import open_npz, read_arrays
 from layers import Dense
 
 

@@ -1,4 +1,4 @@
-"""The one-door rule (engine/one_door.py): call and forward checked when a Layer class
+"""The one-door rule (engine/network/one_door.py): call and forward checked when a Layer class
 is made, call derived from a forward alone, positional engine keywords bound by name."""
 
 import inspect

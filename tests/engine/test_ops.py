@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model
-from engine.gradient_check import gradient_check
-from engine.ops import BinaryOp, GetItem, broadcast_shapes
+from engine.network.gradient_check import gradient_check
+from engine.network.ops import BinaryOp, GetItem, broadcast_shapes
 from layers import Dense
 
 

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from engine.prefetch import map_in_threads, ordered_map, prefetch
+from engine.data.prefetch import map_in_threads, ordered_map, prefetch
 
 
 def _prefetching_threads():

@@ -1,9 +1,9 @@
-"""Qualified names (engine/qualified_names.py): one name for every layer, call and tensor, at any depth."""
+"""Qualified names (engine/network/qualified_names.py): one name for every layer, call and tensor, at any depth."""
 
 import pytest
 
 from engine import Input, Model, Sequential
-from engine.qualified_names import find_layer, find_node, find_tensor, layer_paths, node_paths, path_of
+from engine.network.qualified_names import find_layer, find_node, find_tensor, layer_paths, node_paths, path_of
 from layers import Dense, add
 
 

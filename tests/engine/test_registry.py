@@ -1,14 +1,14 @@
 import pytest
 
 from engine import Layer, register_serializable
-from engine.registry import custom_object_scope, lookup, registered_name
+from engine.files.registry import custom_object_scope, lookup, registered_name
 from layers import Dense
 
 
 def test_builtin_layers_are_registered_by_class_name():
     assert lookup("Dense") is Dense
     assert registered_name(Dense) == "Dense"
-    assert lookup("BinaryOp").__module__ == "engine.ops"
+    assert lookup("BinaryOp").__module__ == "engine.network.ops"
 
 
 def test_an_unknown_type_says_how_to_pass_or_register_it_then_the_closest_match():
@@ -50,7 +50,7 @@ def test_custom_objects_scope():
 def test_scopes_and_safe_mode_belong_to_the_thread_that_entered_them():
     import threading
 
-    from engine.registry import loading_options, safe_mode
+    from engine.files.registry import loading_options, safe_mode
 
     class Local(Layer):
         pass

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine import regularizers
+from engine.training import regularizers
 from tests.layers.oracle import keras
 
 

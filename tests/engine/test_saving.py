@@ -17,8 +17,8 @@ from engine import (
     load_model,
     model_from_json,
     register_serializable,
-    saving,
 )
+from engine.files import saving
 from layers import Activation, Dense
 
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, load_model, model_from_json
-from engine.functional import Functional
+from engine.network.functional import Functional
 from engine.keras_ops.op_layer import OpLayer
-from engine.mask_of import MaskOf
-from engine.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
-from engine.registry import _REGISTRY, register_serializable
+from engine.network.mask_of import MaskOf
+from engine.network.ops import BinaryOp, GetItem, Negative, ReshapeOp, Round, SqueezeOp, UnaryOp
+from engine.files.registry import _REGISTRY, register_serializable
 import layers as L
 
 

@@ -1,10 +1,10 @@
-"""Model.get_state_tree / set_state_tree / metrics_variables (engine/state_tree.py)."""
+"""Model.get_state_tree / set_state_tree / metrics_variables (engine/network/state_tree.py)."""
 
 import numpy as np
 import pytest
 
 from engine import Input, Model
-from engine.optimizers import Adam
+from engine.training.optimizers import Adam
 from layers import Dense
 
 

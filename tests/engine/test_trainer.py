@@ -42,13 +42,13 @@ def test_linear_regression_recovers_known_weights():
 
 
 def _adam(rate):
-    from engine.optimizers import Adam
+    from engine.training.optimizers import Adam
 
     return Adam(learning_rate=rate)
 
 
 def _sgd(rate):
-    from engine.optimizers import SGD
+    from engine.training.optimizers import SGD
 
     return SGD(learning_rate=rate)
 
@@ -150,7 +150,7 @@ def test_regularizer_losses_are_added_to_the_total():
 
 
 def test_a_nan_loss_is_reported_in_the_logs_and_stops_with_terminate_on_nan():
-    from engine.callbacks import TerminateOnNaN
+    from engine.training.callbacks import TerminateOnNaN
 
     model = _classifier()
     model.compile(optimizer="sgd", loss="mse")
@@ -233,7 +233,7 @@ def test_verbose_modes(capsys):
 
 
 def test_a_metric_with_a_value_per_class_shows_their_mean_and_logs_them_all(capsys):
-    from engine.metrics import F1Score
+    from engine.training.metrics import F1Score
 
     model = _classifier()
     x, y = np.random.default_rng(0).standard_normal((8, 3)), np.eye(3)[np.arange(8) % 3]
@@ -300,7 +300,7 @@ def test_batch_size_is_checked_before_any_work(method):
 
 
 def test_none_batch_size_means_32_samples_per_step():
-    from engine.callbacks import Callback
+    from engine.training.callbacks import Callback
 
     seen = Callback()
     model = _classifier()
@@ -427,7 +427,7 @@ def test_inputs_of_different_batch_sizes_raise_one_error_naming_the_model_and_th
 
 
 def test_a_metric_object_used_before_starts_afresh_in_evaluate_as_in_keras():
-    from engine.metrics import TruePositives
+    from engine.training.metrics import TruePositives
 
     x, y = np.random.default_rng(0).standard_normal((30, 3)), np.eye(3)[np.arange(30) % 3]
     used = TruePositives()

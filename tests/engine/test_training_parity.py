@@ -152,7 +152,7 @@ class GAN(Model):
     def __init__(self, discriminator, generator, latent_dim):
         super().__init__()
         self.discriminator, self.generator, self.latent_dim = discriminator, generator, latent_dim
-        from engine.metrics import Mean
+        from engine.training.metrics import Mean
 
         self.d_loss_tracker, self.g_loss_tracker = Mean(name="d_loss"), Mean(name="g_loss")
 
@@ -185,7 +185,8 @@ class GAN(Model):
 
 
 def test_a_model_without_call_trains_through_its_train_step_with_its_own_compile():
-    from engine import Sequential, losses, optimizers
+    from engine import Sequential, optimizers
+    from engine.training import losses
 
     discriminator = Sequential([Input(shape=(4,)), Dense(8, activation="relu"), Dense(1, activation="sigmoid")])
     generator = Sequential([Input(shape=(3,)), Dense(8, activation="relu"), Dense(4)])
@@ -238,8 +239,9 @@ def _classes(samples=96):
 
 
 def test_the_default_train_and_test_steps_use_an_overridden_compute_loss():
-    from engine import Sequential, losses
-    from engine.metrics import SparseCategoricalAccuracy
+    from engine import Sequential
+    from engine.training import losses
+    from engine.training.metrics import SparseCategoricalAccuracy
 
     x, y = _classes()
     teacher = Sequential([Input(shape=(6,)), Dense(3)])
@@ -311,7 +313,7 @@ def test_evaluate_and_validation_use_an_overridden_test_step_and_predict_a_predi
 
 # ------------------------------------------------------- 4. validation in fit calls the on_test_* hooks
 def test_validation_in_fit_calls_the_test_hooks_between_the_last_batch_and_the_epoch_end():
-    from engine.callbacks import Callback
+    from engine.training.callbacks import Callback
 
     events = []
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from engine import Input, Model
-from engine.initializers import GlorotUniform
+from engine.network.initializers import GlorotUniform
 from engine.utils import random_generator, set_random_seed
-from engine.variable import Variable
+from engine.network.variable import Variable
 from layers import Dense
 
 

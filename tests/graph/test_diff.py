@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, Sequential, clone_model, model_from_json
-from engine.qualified_names import layer_paths
+from engine.network.qualified_names import layer_paths
 from graph import ModelDiff, diff
 from graph.cli import main
 from layers import Add, Dense, LeakyReLU, ReLU

@@ -10,7 +10,8 @@ import nbformat
 import numpy as np
 from nbclient import NotebookClient
 
-from engine import Input, KerasTensor, Model, naming
+from engine import Input, KerasTensor, Model
+from engine.network import naming
 from graph import summary_html, summary_text
 from graph.display import MAX_PICTURE_POINTS
 from graph.html_view import to_html

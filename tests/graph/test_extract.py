@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, Sequential, load_model
-from engine.requested_outputs import requested_plan
+from engine.network.requested_outputs import requested_plan
 from graph import extract, to_networkx
 from graph.plot import static_svg
 from layers import Conv2D, Dense, GlobalAveragePooling2D, add

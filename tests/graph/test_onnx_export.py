@@ -12,7 +12,7 @@ pytest.importorskip("onnxruntime", reason="the ONNX tests need onnx and onnxrunt
 
 import layers as L  # noqa: E402
 from engine import Input, Layer, Model, Sequential  # noqa: E402
-from engine.ops import BinaryOp, GetItem  # noqa: E402
+from engine.network.ops import BinaryOp, GetItem  # noqa: E402
 from graph import OnnxExportError, register_onnx_converter, save_onnx, to_onnx  # noqa: E402
 from graph.cli import main  # noqa: E402
 from layers import activations  # noqa: E402

@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 
 from engine import Input, Model, Sequential
-from engine.qualified_names import layer_paths
+from engine.network.qualified_names import layer_paths
 from graph import summary_text, to_networkx
 from graph._scene import build_scene
 from graph._walk import walk

@@ -7,8 +7,8 @@ import pytest
 
 import layers as L
 from engine import Input, Layer, Model
-from engine.ops import Round
-from engine.registry import _REGISTRY
+from engine.network.ops import Round
+from engine.files.registry import _REGISTRY
 from graph import profile
 from layers import Activation, Dense
 from tests.engine.test_saving_catalog import EXAMPLES, MODELS

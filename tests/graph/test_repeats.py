@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import graph._repeats as repeats
 from engine import Input, Model
-from engine.saving import model_from_json
+from engine.files.saving import model_from_json
 from graph._repeats import find_runs, runs_by_container
 from graph._walk import plan_of, walk
 from layers import Activation, Add, Concatenate, Dense

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, Sequential, load_model, model_from_json
-from engine.optimizers import SGD
-from engine.qualified_names import layer_paths
+from engine.training.optimizers import SGD
+from engine.network.qualified_names import layer_paths
 from graph import insert_after, insert_before, remove, replace, replace_pattern, rewire
 from layers import Activation, Add, BatchNormalization, Conv2D, Dense, Dropout, ReLU
 from tests.graph.data.make_keras_applications import PATH, SIZES

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Layer, Model, Sequential, model_from_json, register_serializable
-from engine.ops import BinaryOp, GetItem
-from engine.qualified_names import layer_paths
+from engine.network.ops import BinaryOp, GetItem
+from engine.network.qualified_names import layer_paths
 from engine.utils import clear_session
 from graph import to_python
 from layers import (LSTM, Bidirectional, Concatenate, Conv2D, Dense, Dropout, Flatten, MaxPooling2D,
@@ -123,7 +123,7 @@ def test_layers_are_written_with_their_non_default_arguments():
             'name="conv")(image)') in source
     assert 'frozen = Dense(5, trainable=False, use_bias=False, name="frozen")(flat)' in source
     assert 'drop = Dropout(0.5, seed=3, name="drop")(frozen)' in source
-    assert "from engine.initializers import HeNormal\nfrom engine.regularizers import L2\n" in source
+    assert "from engine.network.initializers import HeNormal\nfrom engine.training.regularizers import L2\n" in source
 
 
 def test_shared_layer_is_one_variable_called_twice():

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import engine
-import engine.losses
-import engine.optimizers
+import engine.training.losses
+import engine.training.optimizers
 import engine.utils
 import layers
 from graph import plot_model
@@ -66,8 +66,8 @@ def test_training_evaluation_and_inference():
     (x_train, y_train), (x_test, y_test) = mnist_vectors()
     model = mnist_mlp()
     model.compile(
-        loss=engine.losses.SparseCategoricalCrossentropy(from_logits=True),
-        optimizer=engine.optimizers.RMSprop(),
+        loss=engine.training.losses.SparseCategoricalCrossentropy(from_logits=True),
+        optimizer=engine.training.optimizers.RMSprop(),
         metrics=["accuracy"],
     )
     history = model.fit(x_train, y_train, batch_size=64, epochs=2, validation_split=0.2, verbose=0)
@@ -83,8 +83,8 @@ def test_training_evaluation_and_inference():
 def trained_mnist_mlp():
     (x_train, y_train), (x_test, _) = mnist_vectors()
     model = mnist_mlp()
-    model.compile(loss=engine.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  optimizer=engine.optimizers.RMSprop(), metrics=["accuracy"])
+    model.compile(loss=engine.training.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  optimizer=engine.training.optimizers.RMSprop(), metrics=["accuracy"])
     model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=0)
     return model, (x_train, y_train), x_test
 
@@ -245,16 +245,16 @@ def test_multi_input_multi_output_ticket_model():
 
     # Losses and loss weights as lists, in the order of the outputs...
     model.compile(
-        optimizer=engine.optimizers.RMSprop(1e-3),
-        loss=[engine.losses.BinaryCrossentropy(from_logits=True),
-              engine.losses.CategoricalCrossentropy(from_logits=True)],
+        optimizer=engine.training.optimizers.RMSprop(1e-3),
+        loss=[engine.training.losses.BinaryCrossentropy(from_logits=True),
+              engine.training.losses.CategoricalCrossentropy(from_logits=True)],
         loss_weights=[1.0, 0.2],
     )
     # ...or as dicts keyed by the names of the output layers.
     model.compile(
-        optimizer=engine.optimizers.RMSprop(1e-3),
-        loss={"priority": engine.losses.BinaryCrossentropy(from_logits=True),
-              "department": engine.losses.CategoricalCrossentropy(from_logits=True)},
+        optimizer=engine.training.optimizers.RMSprop(1e-3),
+        loss={"priority": engine.training.losses.BinaryCrossentropy(from_logits=True),
+              "department": engine.training.losses.CategoricalCrossentropy(from_logits=True)},
         loss_weights={"priority": 1.0, "department": 0.2},
     )
 
@@ -313,8 +313,8 @@ def test_toy_resnet():
     assert y_train.shape == (len(x_train), 10)
 
     model.compile(
-        optimizer=engine.optimizers.RMSprop(1e-3),
-        loss=engine.losses.CategoricalCrossentropy(from_logits=True),
+        optimizer=engine.training.optimizers.RMSprop(1e-3),
+        loss=engine.training.losses.CategoricalCrossentropy(from_logits=True),
         metrics=["acc"],
     )
     untrained_loss, _ = model.evaluate(x_train, y_train, verbose=0)

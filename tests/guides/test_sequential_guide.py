@@ -7,7 +7,7 @@ Each section of the guide is one test; the code is the guide's with ``keras`` ->
 import numpy as np
 
 import engine
-import engine.losses
+import engine.training.losses
 import layers
 
 
@@ -201,7 +201,7 @@ def test_transfer_learning_freezes_all_layers_but_the_last(tmp_path):
 
     x = np.random.rand(64, 784).astype("float32")
     y = (x[:, :10] > 0.5).argmax(axis=1)
-    model.compile(optimizer="adam", loss=engine.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(optimizer="adam", loss=engine.training.losses.SparseCategoricalCrossentropy(from_logits=True))
     history = model.fit(x, y, epochs=4, verbose=0)
 
     after = model.get_weights()
@@ -227,7 +227,7 @@ def test_transfer_learning_stacks_a_pretrained_base_and_a_new_head():
         base_model,
         layers.Dense(1000),
     ])
-    model.compile(optimizer="adam", loss=engine.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(optimizer="adam", loss=engine.training.losses.SparseCategoricalCrossentropy(from_logits=True))
 
     images = np.random.rand(32, 32, 32, 3).astype("float32")
     labels = np.random.randint(1000, size=32)

@@ -10,10 +10,10 @@ import keras
 import numpy as np
 
 import engine
-import engine.losses
-import engine.metrics
-import engine.optimizers
-import engine.regularizers
+import engine.training.losses
+import engine.training.metrics
+import engine.training.optimizers
+import engine.training.regularizers
 import layers
 from tests.guides import synthetic
 
@@ -155,7 +155,7 @@ def test_add_loss_collects_losses_of_the_last_call():
 class OuterLayerWithKernelRegularizer(engine.Layer):
     def __init__(self):
         super().__init__()
-        self.dense = layers.Dense(32, kernel_regularizer=engine.regularizers.l2(1e-3))
+        self.dense = layers.Dense(32, kernel_regularizer=engine.training.regularizers.l2(1e-3))
 
     def call(self, inputs):
         return self.dense(inputs)
@@ -193,7 +193,7 @@ def test_activity_regularization_trains_the_layers_below():
     hidden = layers.Dense(8)(inputs)
     outputs = layers.Dense(1)(ActivityRegularizationLayer(rate=1.0)(hidden))
     model = engine.Model(inputs, outputs)
-    model.compile(optimizer=engine.optimizers.SGD(0.05))  # only the add_loss penalty to minimise
+    model.compile(optimizer=engine.training.optimizers.SGD(0.05))  # only the add_loss penalty to minimise
     x = np.random.rand(16, 4).astype("float32")
     history = model.fit(x, np.zeros((16, 1)), epochs=5, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
@@ -284,7 +284,7 @@ def test_privileged_training_argument():
     np.testing.assert_allclose(model.predict(x, verbose=0), model.predict(x, verbose=0))
     assert not np.allclose(model(x, training=True), model(x, training=True))
     data = np.random.rand(64, 10).astype("float32")
-    model.compile(optimizer=engine.optimizers.Adam(0.01), loss="mse")
+    model.compile(optimizer=engine.training.optimizers.Adam(0.01), loss="mse")
     history = model.fit(data, data.sum(axis=1, keepdims=True), epochs=10, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
 
@@ -344,7 +344,7 @@ def test_the_model_class_trains_and_saves_weights(tmp_path):
     images = np.random.rand(16, 8, 8, 3).astype("float32")
     labels = (images.mean(axis=(1, 2)).argmax(axis=1)).astype("int64")
     resnet = ResNet(num_classes=3)
-    resnet.compile(optimizer="adam", loss=engine.losses.SparseCategoricalCrossentropy(from_logits=True))
+    resnet.compile(optimizer="adam", loss=engine.training.losses.SparseCategoricalCrossentropy(from_logits=True))
     history = resnet.fit(images, labels, epochs=4, batch_size=8, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert len(resnet.layers) == 4
@@ -424,8 +424,8 @@ def mnist_vectors():
 def test_vae_trained_with_fit():
     x_train = mnist_vectors()
     vae = VariationalAutoEncoder(784, 64, 32)
-    optimizer = engine.optimizers.Adam(learning_rate=1e-3)
-    vae.compile(optimizer, loss=engine.losses.MeanSquaredError())
+    optimizer = engine.training.optimizers.Adam(learning_rate=1e-3)
+    vae.compile(optimizer, loss=engine.training.losses.MeanSquaredError())
     history = vae.fit(x_train, x_train, epochs=3, batch_size=64, verbose=0)
 
     assert history.history["loss"][-1] < history.history["loss"][0]
@@ -439,9 +439,9 @@ def test_vae_trained_with_a_custom_loop():
     """The guide's earlier training loop, with ``engine.GradientTape`` for ``tf.GradientTape``."""
     x_train = mnist_vectors()
     vae = VariationalAutoEncoder(784, 64, 32)
-    optimizer = engine.optimizers.Adam(learning_rate=1e-3)
-    mse_loss_fn = engine.losses.MeanSquaredError()
-    loss_metric = engine.metrics.Mean()
+    optimizer = engine.training.optimizers.Adam(learning_rate=1e-3)
+    mse_loss_fn = engine.training.losses.MeanSquaredError()
+    loss_metric = engine.training.metrics.Mean()
 
     epoch_means = []
     for _ in range(2):  # epochs

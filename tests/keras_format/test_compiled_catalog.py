@@ -69,8 +69,8 @@ def test_a_keras_archive_loads_compiled_and_evaluates_as_keras(case, tmp_path):
 @pytest.mark.parametrize("case", ["hinge", "categorical_hinge", "log_cosh", "tversky", "generalized"])
 def test_our_archive_loads_compiled_in_keras(case, tmp_path):
     loss, metrics, targets, activation = CASES[case]
-    ours_loss = engine.losses.get(keras.losses.serialize(loss) if not isinstance(loss, str) else loss)
-    ours_metrics = [engine.metrics.get(keras.metrics.serialize(metric)) for metric in metrics]
+    ours_loss = engine.training.losses.get(keras.losses.serialize(loss) if not isinstance(loss, str) else loss)
+    ours_metrics = [engine.training.metrics.get(keras.metrics.serialize(metric)) for metric in metrics]
     inputs = engine.Input((4,))
     model = Model(inputs, Dense(3, activation=activation)(inputs))
     model.compile(optimizer="sgd", loss=ours_loss, metrics=ours_metrics)

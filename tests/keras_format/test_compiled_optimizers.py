@@ -10,7 +10,7 @@ import pytest
 import engine
 import layers
 from engine import load_model
-from engine.keras_format.write_weights import keras_weight_paths
+from engine.files.keras_format.write_weights import keras_weight_paths
 
 # Keras' config of each optimizer (hyperparameters away from their defaults where they have any).
 CONFIGS = {
@@ -77,7 +77,7 @@ def test_our_archive_loads_compiled_in_keras_and_trains_on_alike(case, tmp_path)
     x = engine.Input((5, 5, 2))
     h = layers.Conv2D(3, 3, activation="tanh")(x)
     model = engine.Model(x, layers.Dense(2)(layers.Flatten()(h)))
-    model.compile(optimizer=getattr(engine.optimizers, class_name)(**config), loss="mse")
+    model.compile(optimizer=getattr(engine.training.optimizers, class_name)(**config), loss="mse")
     fit_steps(model, seed=0)
     model.save(tmp_path / "m.keras")
 

@@ -14,8 +14,8 @@ import pytest
 import engine
 import layers
 from engine import ModelFormatError, load_model
-from engine.keras_format.write_weights import keras_weight_paths
-from engine.optimizers import SGD, Adagrad, Adam, Adamax, AdamW, Nadam, RMSprop
+from engine.files.keras_format.write_weights import keras_weight_paths
+from engine.training.optimizers import SGD, Adagrad, Adam, Adamax, AdamW, Nadam, RMSprop
 
 
 def dense_model():
@@ -97,7 +97,7 @@ def test_a_fresh_optimizer_would_have_stepped_otherwise(tmp_path):
     theirs.save(tmp_path / "trained.keras")
     fresh = load_model(tmp_path / "trained.keras", compile=False)
     assert optimizer_params(fresh) is None
-    fresh.compile(optimizer=engine.optimizers.Adam(0.01), loss="mse")
+    fresh.compile(optimizer=engine.training.optimizers.Adam(0.01), loss="mse")
     x, y = batch((8, 4), seed=1)
     one_step(fresh, x, y)
     one_step(theirs, x, y)

@@ -279,8 +279,8 @@ def _identity_chain(depth):
 def test_weight_paths_scan_the_layers_once_per_model_whatever_their_number(tmp_path, monkeypatch, depth):
     """Looking each config entry's layer up by ``get_layer`` (a copy and scan of ``model.layers``) made
     loading quadratic in the layers: 32,000 identity layers took 197 s."""
-    from engine.functional import Functional
-    from engine.keras_format.weights_h5 import keras_variable_paths
+    from engine.network.functional import Functional
+    from engine.files.keras_format.weights_h5 import keras_variable_paths
 
     model = _identity_chain(depth)
     model.save(tmp_path / "chain.keras")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine import load_model
-from engine.keras_format.catalog import KERAS_LAYERS
+from engine.files.keras_format.catalog import KERAS_LAYERS
 from tests.keras_format.read_helpers import perturb, save_keras
 
 K = keras.layers

@@ -13,7 +13,7 @@ from keras import layers, ops
 
 import engine
 from engine import Model, Sequential, load_model, model_from_json
-from engine.ops import BinaryOp, GetItem, ReshapeOp, Round, SqueezeOp, UnaryOp
+from engine.network.ops import BinaryOp, GetItem, ReshapeOp, Round, SqueezeOp, UnaryOp
 from graph import cli
 import layers as engine_layers
 from tests.keras_format.read_helpers import assert_same_model, perturb, save_keras, summary_totals

@@ -14,7 +14,7 @@ import pytest
 import engine
 import layers
 from engine import ModelFormatError
-from engine.callbacks import ModelCheckpoint
+from engine.training.callbacks import ModelCheckpoint
 from tests.keras_format.test_read_hostile import _external_storage, _replace
 
 KERAS = types.SimpleNamespace(Input=keras.Input, Model=keras.Model, Sequential=keras.Sequential, L=keras.layers)

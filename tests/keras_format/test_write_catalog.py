@@ -6,9 +6,10 @@ import keras
 import numpy as np
 import pytest
 
-from engine import Input, Model, registry
-from engine.keras_format.catalog import BINARY_OPS, KERAS_LAYERS, UNARY_OPS
-from engine.ops import UnaryOp, binary_op
+from engine import Input, Model
+from engine.files import registry
+from engine.files.keras_format.catalog import BINARY_OPS, KERAS_LAYERS, UNARY_OPS
+from engine.network.ops import UnaryOp, binary_op
 import layers as L
 
 F, INT = "float32", "int32"

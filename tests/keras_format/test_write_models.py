@@ -11,10 +11,10 @@ import keras
 import numpy as np
 import pytest
 
-import engine.optimizers
+import engine.training.optimizers
 
 from engine import Input, Layer, Model, Sequential, load_model
-from engine.keras_format.writer import save_keras_model
+from engine.files.keras_format.writer import save_keras_model
 import layers as L
 
 
@@ -258,13 +258,13 @@ def test_compiled_model_keeps_its_optimizer_state(optimizer, tmp_path):
 
 
 def test_compiled_with_our_loss_function_and_a_schedule(tmp_path):
-    import engine.losses
-    import engine.metrics
-    import engine.optimizers
+    import engine.training.losses
+    import engine.training.metrics
+    import engine.training.optimizers
 
-    schedule = engine.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.9)
-    model = two_branch_model(engine.optimizers.Adam(schedule), loss=engine.losses.mean_squared_error,
-                             metrics=[engine.metrics.MeanAbsoluteError()])
+    schedule = engine.training.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.9)
+    model = two_branch_model(engine.training.optimizers.Adam(schedule), loss=engine.training.losses.mean_squared_error,
+                             metrics=[engine.training.metrics.MeanAbsoluteError()])
     loaded = keras_round_trip(model, rand(2, 4), tmp_path)
     assert isinstance(loaded.optimizer._learning_rate, keras.optimizers.schedules.ExponentialDecay)
     assert loaded.optimizer._learning_rate.get_config()["decay_rate"] == 0.9
@@ -359,7 +359,7 @@ def test_optimizer_state_follows_keras_order_of_a_branching_graph(tmp_path):
     direct = L.Dense(3)(L.Dense(4, trainable=False)(x))  # a frozen layer has no slots
     deep = L.Dense(3)(L.Dense(5)(L.Dense(5)(x)))  # Keras lists this deeper branch's first layer first
     model = Model(x, L.Add()([direct, deep]))
-    model.compile(optimizer=engine.optimizers.Adam(amsgrad=True), loss="mse")
+    model.compile(optimizer=engine.training.optimizers.Adam(amsgrad=True), loss="mse")
     model.fit(rand(4, 4), rand(4, 3), batch_size=2, verbose=0)
     loaded = keras_round_trip(model, rand(2, 4), tmp_path)
     assert [v.path for v in loaded.trainable_variables] != [v.path for v in model.trainable_weights]

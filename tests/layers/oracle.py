@@ -6,7 +6,7 @@ import numpy as np
 
 from engine import Input
 from engine import tree
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 
 
 def _arrays(outputs):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from engine import tree
-from engine.layer_tracing import traced_backward, traced_forward
+from engine.network.layer_tracing import traced_backward, traced_forward
 
 
 def assert_traced_gradients_match(layer, inputs):

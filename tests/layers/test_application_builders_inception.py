@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from engine.keras_format.write_order import keras_operations
+from engine.files.keras_format.write_order import keras_operations
 from layers import applications as ours
 from tests.layers.data.make_application_references import reference as stored_reference
 
@@ -65,7 +65,7 @@ def _keras_entries(reference: dict) -> list:
 
 def _class(layer) -> str:
     """The layer's class, or ``op:add`` for a ``keras.ops`` call (Keras' ``Add`` operation, nodeweave's BinaryOp)."""
-    if type(layer).__module__.startswith(("engine.ops", "keras.src.ops")):
+    if type(layer).__module__.startswith(("engine.network.ops", "keras.src.ops")):
         return "op:" + re.sub(r"_\d+$", "", layer.name)
     return type(layer).__name__
 

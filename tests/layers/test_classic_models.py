@@ -4,7 +4,7 @@ whole-model gradient check."""
 import numpy as np
 
 from engine import Input, Model
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers import (LSTM, Conv2D, Conv2DTranspose, Dense, Dropout, Embedding, GlobalAveragePooling2D,
                     GlobalMaxPooling2D, LayerNormalization, MaxPooling2D, MultiHeadAttention, Reshape, UpSampling2D,
                     add, concatenate)

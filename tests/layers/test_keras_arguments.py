@@ -1,6 +1,6 @@
 """Every argument of a Keras 3 layer's constructor is taken by ours: implemented, or accepted at
 the values that change nothing here (Keras' default first) and refused with a ValueError naming
-the layer, the argument and the value otherwise (engine/keras_arguments.py)."""
+the layer, the argument and the value otherwise (engine/network/keras_arguments.py)."""
 
 import inspect
 import re
@@ -10,9 +10,9 @@ import pytest
 
 import layers as L
 from engine import Input, Layer, Model, Sequential, load_model
-from engine.keras_arguments import KERAS_LAYER_ARGUMENTS, _accepted_arguments
-from engine.keras_format.catalog import KERAS_LAYERS
-from engine.layer import _ALLOWED_KWARGS
+from engine.network.keras_arguments import KERAS_LAYER_ARGUMENTS, _accepted_arguments
+from engine.files.keras_format.catalog import KERAS_LAYERS
+from engine.network.layer import _ALLOWED_KWARGS
 from tests.engine.test_saving_catalog import EXAMPLES
 from tests.layers.oracle import keras
 

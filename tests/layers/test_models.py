@@ -3,7 +3,7 @@
 import numpy as np
 
 from engine import Input, Model
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers import (Activation, BatchNormalization, Concatenate, Dense, Dropout, Embedding, Flatten, LayerNormalization,
                     Multiply, Reshape, add)
 

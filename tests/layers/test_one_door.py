@@ -16,7 +16,7 @@ import pytest
 import nodeweave as nw
 from engine import Layer
 from engine.autodiff import GradientTape
-from engine.registry import _REGISTRY
+from engine.files.registry import _REGISTRY
 from tests.layers.oracle import keras
 
 BATCH = 4

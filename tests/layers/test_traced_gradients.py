@@ -6,7 +6,7 @@ import pytest
 
 from engine import tree
 from engine.autodiff import TracingError
-from engine.layer_tracing import traced_backward, traced_forward
+from engine.network.layer_tracing import traced_backward, traced_forward
 from tests.engine.test_saving_catalog import EXAMPLES
 
 # Their call reads the weights as plain arrays (`self.kernel.value`, for inference speed), so

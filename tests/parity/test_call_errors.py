@@ -9,7 +9,7 @@ import pytest
 
 from engine import GradientTape, Input, KerasTensor, Layer, Model
 from engine.autodiff import TracingError
-from engine.node import Node
+from engine.network.node import Node
 from layers import Dense
 from tests.parity.errors import raised
 

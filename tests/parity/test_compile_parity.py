@@ -8,8 +8,9 @@ import pytest
 from keras.src.trainers.compile_utils import get_loss as keras_get_loss
 from keras.src.trainers.compile_utils import get_metric as keras_get_metric
 
-from engine import GradientTape, Input, Layer, Model, losses, metrics
-from engine.compile_utils import _get_metric
+from engine import GradientTape, Input, Layer, Model
+from engine.training import losses, metrics
+from engine.training.compile_utils import _get_metric
 from layers import Dense
 
 RNG = np.random.default_rng(0)

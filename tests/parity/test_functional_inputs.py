@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine import Input, InputLayer, KerasTensor, Layer, Model, load_model
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers import Concatenate, Dense, TimeDistributed
 from tests.parity.errors import same_error
 

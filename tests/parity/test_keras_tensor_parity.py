@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from engine import Input, KerasTensor, Model, load_model, model_from_json
-from engine.functional import Functional
-from engine.gradient_check import gradient_check
-from engine.ops import BinaryOp, ReshapeOp, Round, SqueezeOp, UnaryOp
+from engine.network.functional import Functional
+from engine.network.gradient_check import gradient_check
+from engine.network.ops import BinaryOp, ReshapeOp, Round, SqueezeOp, UnaryOp
 from layers import Dense
 from tests.parity.errors import raised
 

@@ -281,7 +281,7 @@ def test_ops_random_is_keras_random():
 
 
 def test_layers_list_the_metrics_they_and_their_sub_layers_hold():
-    from engine.metrics import Mean, MeanSquaredError
+    from engine.training.metrics import Mean, MeanSquaredError
 
     inner = Holder(Scale())
     inner.error = MeanSquaredError(name="inner_error")

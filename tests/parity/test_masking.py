@@ -11,9 +11,9 @@ from keras.src.backend.common.masking import set_keras_mask
 
 import layers
 from engine import Input, Layer, Model, Sequential, load_model
-from engine.gradient_check import gradient_check
-from engine.optimizers import SGD
-from engine.registry import lookup
+from engine.network.gradient_check import gradient_check
+from engine.training.optimizers import SGD
+from engine.files.registry import lookup
 from layers import (LSTM, Add, Average, Bidirectional, Concatenate, Dense, Dot, Dropout, Embedding,
                     GlobalAveragePooling1D, LayerNormalization, Masking, Maximum, Minimum,
                     Multiply, Subtract, TimeDistributed)

@@ -13,7 +13,7 @@ import pytest
 
 from engine import Input, Layer, Model, ModelFormatError, Sequential
 from engine.pickling import rebuild
-from engine.saving import write_archive
+from engine.files.saving import write_archive
 from layers import Dense, Dropout, Lambda
 from tests.engine.test_saving_catalog import EXAMPLES, _model_and_data
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Layer, Model, Sequential
-from engine.gradient_check import gradient_check
-from engine.input_layer import InputLayer
+from engine.network.gradient_check import gradient_check
+from engine.network.input_layer import InputLayer
 from layers import Conv2D, Dense, Flatten, TimeDistributed
 from tests.parity.errors import raised, same_error
 

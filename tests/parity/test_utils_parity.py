@@ -10,7 +10,9 @@ import pytest
 from keras.src.utils import dataset_utils
 
 import engine.utils
-from engine import Variable, initializers, regularizers
+from engine import Variable
+from engine.network import initializers
+from engine.training import regularizers
 from engine.utils import clear_session, set_random_seed  # the names that predate the helpers still import
 
 RNG = np.random.default_rng(0)

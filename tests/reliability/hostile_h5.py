@@ -22,8 +22,8 @@ from collections import Counter
 import numpy as np
 
 from engine import ModelFormatError, load_model
-from engine.keras_format.h5_reader import Dataset
-from engine.keras_format.weights_h5 import keras_variable_paths, load_optimizer_state, opened, read_datasets
+from engine.files.keras_format.h5_reader import Dataset
+from engine.files.keras_format.weights_h5 import keras_variable_paths, load_optimizer_state, opened, read_datasets
 
 ALLOWANCE = 2**20
 

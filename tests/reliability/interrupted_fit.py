@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from engine import Input, Model, PyDataset
-from engine.callbacks import Callback
+from engine.training.callbacks import Callback
 from layers import Dense
 
 BATCH = (np.ones((4, 3), "float32"), np.zeros((4, 1), "float32"))

@@ -9,8 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from engine import Input, LoadLimits, Model, ModelFormatError, initializers, load_model, model_from_json
-from engine.load_limits import charge_weight, weight_budget
+from engine import Input, LoadLimits, Model, ModelFormatError, load_model, model_from_json
+from engine.network import initializers
+from engine.files.load_limits import charge_weight, weight_budget
 from engine.utils import random_generator
 from layers import Dense
 from tests.reliability.capped import run_capped

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from engine import Input, KerasTensor, Layer, Model, Sequential
-from engine.naming import unique_name
-from engine.node import Node
+from engine.network.naming import unique_name
+from engine.network.node import Node
 from layers import (
     GRU,
     LSTM,

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from engine import Input, Model
-from engine.callbacks import Callback
+from engine.training.callbacks import Callback
 from layers import Dense
 
 

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from engine.losses import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy,
-                           binary_focal_crossentropy, categorical_focal_crossentropy,
-                           categorical_generalized_cross_entropy)
+from engine.training.losses import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy,
+                                    CategoricalGeneralizedCrossEntropy, binary_focal_crossentropy,
+                                    categorical_focal_crossentropy, categorical_generalized_cross_entropy)
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 RNG = np.random.default_rng(0)

@@ -7,7 +7,8 @@ import inspect
 import numpy as np
 import pytest
 
-from engine import Input, Model, losses
+from engine import Input, Model
+from engine.training import losses
 from engine.utils import set_random_seed
 from layers import Dense
 from tests.engine.losses.oracle import assert_fit_step_matches_keras, keras

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine import losses
+from engine.training import losses
 from tests.engine.losses.oracle import keras
 
 NAMES = {

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from keras.src.losses.loss import squeeze_or_expand_to_same_rank as keras_squeeze_or_expand
 
-from engine.losses import Loss, MeanSquaredError, SparseCategoricalCrossentropy
-from engine.losses.loss import squeeze_or_expand_to_same_rank
+from engine.training.losses import Loss, MeanSquaredError, SparseCategoricalCrossentropy
+from engine.training.losses.loss import squeeze_or_expand_to_same_rank
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 

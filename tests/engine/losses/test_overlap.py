@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine.losses import Dice, Tversky, dice, tversky
+from engine.training.losses import Dice, Tversky, dice, tversky
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 RNG = np.random.default_rng(0)

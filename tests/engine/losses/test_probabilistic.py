@@ -2,9 +2,9 @@ import jax
 import numpy as np
 import pytest
 
-from engine.losses import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence, Poisson,
-                           SparseCategoricalCrossentropy, binary_crossentropy, categorical_crossentropy, kl_divergence,
-                           poisson, sparse_categorical_crossentropy)
+from engine.training.losses import (BinaryCrossentropy, CategoricalCrossentropy, KLDivergence, Poisson,
+                                    SparseCategoricalCrossentropy, binary_crossentropy, categorical_crossentropy,
+                                    kl_divergence, poisson, sparse_categorical_crossentropy)
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 REDUCTIONS = ["sum_over_batch_size", "sum", "mean_with_sample_weight", None]

@@ -2,9 +2,9 @@ import jax
 import numpy as np
 import pytest
 
-from engine.losses import (CosineSimilarity, Huber, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError,
-                           MeanSquaredError, MeanSquaredLogarithmicError, cosine_similarity, huber, log_cosh,
-                           mean_absolute_error, mean_squared_error)
+from engine.training.losses import (CosineSimilarity, Huber, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                    MeanSquaredError, MeanSquaredLogarithmicError, cosine_similarity, huber, log_cosh,
+                                    mean_absolute_error, mean_squared_error)
 from tests.engine.losses.oracle import assert_gradient_matches_finite_differences, assert_matches_keras, keras
 
 CASES = [(MeanSquaredError, {}), (MeanAbsoluteError, {}), (Huber, {}), (Huber, {"delta": 0.3}),

@@ -4,7 +4,7 @@ keras-io's knowledge distillation), checked against central finite differences."
 import numpy as np
 import pytest
 
-from engine import losses
+from engine.training import losses
 from engine.autodiff import GradientTape
 from tests.engine.autodiff.gradcheck import numeric_gradients
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from keras.src.metrics import accuracy_metrics
 
-from engine import metrics
-from engine.metrics import accuracy
+from engine.training import metrics
+from engine.training.metrics import accuracy
 from tests.engine.metrics.oracle import assert_matches_keras, keras
 
 RNG = np.random.default_rng(0)

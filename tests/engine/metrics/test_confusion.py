@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from engine import metrics
-from engine.metrics import Precision, Recall
+from engine.training import metrics
+from engine.training.metrics import Precision, Recall
 from tests.engine.metrics.oracle import assert_matches_keras, keras
 
 RNG = np.random.default_rng(0)

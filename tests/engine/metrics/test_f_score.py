@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine.metrics import F1Score, FBetaScore
+from engine.training.metrics import F1Score, FBetaScore
 from tests.engine.metrics.oracle import assert_matches_keras, keras
 
 RNG = np.random.default_rng(0)

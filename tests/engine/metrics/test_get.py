@@ -3,7 +3,7 @@ import re
 import numpy as np
 import pytest
 
-from engine import metrics
+from engine.training import metrics
 from tests.engine.metrics.oracle import keras
 
 NAMES = {

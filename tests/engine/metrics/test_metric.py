@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from engine.metrics import Metric
-from engine.metrics.metric import divide_no_nan
+from engine.training.metrics import Metric
+from engine.training.metrics.metric import divide_no_nan
 
 
 class Maximum(Metric):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine import metrics
+from engine.training import metrics
 from tests.engine.metrics.oracle import assert_matches_keras, keras
 
 

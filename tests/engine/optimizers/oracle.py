@@ -5,7 +5,7 @@ import keras
 import numpy as np
 
 from engine import optimizers
-from engine.variable import Variable
+from engine.network.variable import Variable
 
 SHAPES = {"kernel": (3, 4), "bias": (4,)}
 

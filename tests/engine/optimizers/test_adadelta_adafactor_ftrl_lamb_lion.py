@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from engine import optimizers
-from engine.variable import Variable
+from engine.network.variable import Variable
 from tests.engine.optimizers.oracle import (COMMON_OPTIONS, assert_config_round_trip, assert_matches_keras,
                                             fixed_gradients, initial_weights, keras_variables, make_pair,
                                             our_variables)

@@ -1,6 +1,6 @@
 import pytest
 
-from engine.optimizers import AdamW
+from engine.training.optimizers import AdamW
 from tests.engine.optimizers.oracle import COMMON_OPTIONS, assert_config_round_trip, assert_matches_keras
 
 

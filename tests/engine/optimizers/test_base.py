@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, load_model
-from engine.constraints import MaxNorm, NonNeg
-from engine.optimizers import SGD, Adam, Nadam, RMSprop, get, schedules
+from engine.training.constraints import MaxNorm, NonNeg
+from engine.training.optimizers import SGD, Adam, Nadam, RMSprop, get, schedules
 from layers import Dense
 from tests.engine.optimizers.oracle import (assert_close, assert_matches_keras, fixed_gradients, initial_weights,
                                             keras_variables, make_pair, our_variables)

@@ -2,7 +2,7 @@ import keras
 import pytest
 
 from engine import optimizers
-from engine.optimizers import schedules
+from engine.training.optimizers import schedules
 
 
 @pytest.mark.parametrize("name, cls", [("sgd", "SGD"), ("adam", "Adam"), ("adamw", "AdamW"), ("rmsprop", "RMSprop"),

@@ -3,7 +3,7 @@ import keras
 import numpy as np
 import pytest
 
-from engine.optimizers import schedules
+from engine.training.optimizers import schedules
 
 STEPS = list(range(0, 40)) + list(range(40, 400, 7))
 

@@ -3,7 +3,7 @@ import pytest
 
 import engine.keras_random as seed_generator  # where SeedGenerator draws
 from engine import Input, Model, tree
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers import Dense
 from layers.attention import MultiHeadAttention
 from layers.embedding import Embedding

@@ -55,7 +55,7 @@ def test_weight_regularizer_losses():
 
 
 def keras_l1():
-    from engine.regularizers import L1
+    from engine.training.regularizers import L1
 
     return L1(0.01)
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model, ModelFormatError, load_model, register_serializable
-from engine.registry import loading_options
-from engine.gradient_check import gradient_check
+from engine.files.registry import loading_options
+from engine.network.gradient_check import gradient_check
 from layers.core import Lambda
 from tests.layers.oracle import assert_gradients, assert_matches_keras, assert_symbolic_shape_matches_eager, keras
 

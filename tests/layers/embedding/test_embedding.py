@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from engine import Input, Model
-from engine.gradient_check import gradient_check
-from engine.initializers import RandomUniform
+from engine.network.gradient_check import gradient_check
+from engine.network.initializers import RandomUniform
 from layers.embedding import Embedding
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,
                                  assert_symbolic_shape_matches_eager, keras)

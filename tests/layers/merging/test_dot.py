@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from engine import Input
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers.merging import Dot, dot
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,
                                  assert_symbolic_shape_matches_eager, keras)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from engine import Input, KerasTensor
-from engine.gradient_check import gradient_check
+from engine.network.gradient_check import gradient_check
 from layers.merging import (Add, Average, Maximum, Minimum, Multiply, Subtract, add, average, maximum,
                             minimum, multiply, subtract)
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,

@@ -1,0 +1,1 @@
+"""Data: what fit, evaluate and predict read: arrays, generators, datasets, Dask, prefetching."""

@@ -1,0 +1,1 @@
+"""The network: symbolic tensors, nodes, layers, models, and the plan that runs them."""

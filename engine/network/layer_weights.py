@@ -1,0 +1,243 @@
+"""A layer's weights: creating them (``add_weight``), listing them by trainability, reading and setting them.
+
+``LayerWeights`` is a part of ``engine.network.layer.Layer``, which inherits it; it
+holds no state of its own beyond the layer's Variables (``Module`` finds them
+among the attributes).
+"""
+
+import math
+
+import numpy as np
+
+from engine.training import constraints, regularizers
+from engine.network import initializers
+from engine.dtypes import dtype_kind, dtype_name
+from engine.files.load_limits import charge_weight
+from engine.files.storable_names import check_weight_name, positional_weight_args
+from engine.network.tracking import refuse_new_state, seed_states
+from engine.network.variable import Variable
+from engine.network.weight_draws import pending_draw
+
+_AGGREGATIONS = {None, "none", "mean", "sum", "only_first_replica"}
+
+
+class LayerWeights:
+    """The weights part of ``Layer``: ``add_weight``, the weight lists, ``get_weights``/``set_weights``."""
+
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+                   regularizer=None, constraint=None, aggregation="none", name=None):
+        """Creates a weight of this layer, tracked as ``<layer name>/<name>``.
+
+        Keras 3's signature: ``shape``, ``initializer`` and ``dtype`` may be
+        given by position, everything else by keyword. ``initializer`` is a
+        name (``"glorot_uniform"``), an Initializer or a callable ``(shape,
+        dtype) -> array``; it defaults to ``glorot_uniform`` for floating
+        weights and ``zeros`` otherwise. ``autocast`` and ``aggregation`` are
+        accepted for Keras scripts and change nothing here (one precision, one
+        replica).
+
+        Args:
+            *args: ``shape``, ``initializer`` and ``dtype``, by position.
+            shape: the weight's shape (``()`` for a scalar).
+            initializer: how to fill it (see above).
+            dtype: its dtype (default: the layer's).
+            trainable: whether training updates it.
+            autocast: accepted, no effect.
+            regularizer: a penalty on the weight, added to the training loss.
+            constraint: a projection applied after each optimizer update.
+            aggregation: accepted (``"none"``, ``"mean"``, ``"sum"``,
+                ``"only_first_replica"``), no effect.
+            name: the weight's name, unique in the layer (default ``variable_<i>``).
+
+        Returns:
+            The new ``Variable``.
+
+        Raises:
+            ValueError: a name used twice or not storable in a model file, an
+                unknown aggregation, or an initializer that returned another shape.
+
+        Example:
+            >>> from engine.network.layer import Layer
+            >>> layer = Layer(name="scale")
+            >>> layer.add_weight(shape=(3,), initializer="ones", name="gamma").path
+            'scale/gamma'
+        """
+        if args:
+            shape, initializer, dtype = positional_weight_args(self, args, shape, initializer, dtype)
+        if aggregation not in _AGGREGATIONS:
+            raise ValueError(
+                f"Layer {self.name!r} expects aggregation in {sorted(_AGGREGATIONS, key=str)}, "
+                f"received {aggregation!r}."
+            )
+        check_weight_name(self, name)
+        shape = tuple(int(d) for d in (shape or ()))
+        dtype = dtype_name(dtype or self.dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
+        initializer = initializers.get(initializer)
+        if charge_weight(self.name, name, shape, dtype, initializer):
+            initializer = initializers.get("zeros")  # a load assigns it from the file: no initial values to draw
+        value = pending_draw(initializer, shape, dtype)
+        if value is None:
+            value = np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
+            if value.shape != shape:
+                raise ValueError(f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, "
+                                 f"expected {shape}.")
+        variables = self._tracked("_variables")
+        name = name or f"variable_{len(variables)}"
+        refuse_new_state(self, f"weight {name!r}")
+        if variables and any(variable.name == name for variable in variables):
+            raise ValueError(
+                f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
+                "weights by name, so give each weight of a layer its own name."
+            )
+        variable = Variable(value, name=name, path=f"{self.name}/{name}", trainable=trainable,
+                            regularizer=regularizers.get(regularizer), constraint=constraints.get(constraint))
+        variables.append(variable)
+        return variable
+
+    @property
+    def trainable(self):
+        """Whether training updates this layer's weights; setting it sets its sub-layers' too (freezing)."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        for layer in self._flatten_layers():
+            layer._trainable = bool(value)
+            for variable in layer._own_variables():  # as in Keras, the weights made trainable follow
+                if variable._made_trainable:
+                    variable.trainable = bool(value)
+
+    def _weights_with_trainability(self):
+        """(variable, trainable) for own weights (trainable first), then those of
+        tracked sub-layers; a variable is trainable when it was created so and
+        the layer that owns it is not frozen."""
+        own = self._own_variables()
+        found = [(v, v.trainable and self.trainable) for v in own if v._made_trainable]
+        found += [(v, False) for v in own if not v._made_trainable]
+        seen = {id(v) for v, _ in found}
+        for module in self._submodules():
+            frozen = isinstance(module, LayerWeights) and not module.trainable
+            for variable in module._own_variables():
+                if id(variable) not in seen:
+                    seen.add(id(variable))
+                    found.append((variable, variable.trainable and not frozen and self.trainable))
+        return found
+
+    @property
+    def weights(self):
+        """Own weights (trainable first), then those of tracked sub-layers."""
+        return [v for v, _ in self._weights_with_trainability()]
+
+    @property
+    def trainable_weights(self):
+        """The weights training updates: not created non-trainable, not in a frozen layer."""
+        return [v for v, trainable in self._weights_with_trainability() if trainable]
+
+    @property
+    def non_trainable_weights(self):
+        """The weights training leaves alone: created non-trainable (moving statistics) or in a frozen layer."""
+        return [v for v, trainable in self._weights_with_trainability() if not trainable]
+
+    @property
+    def variables(self):
+        """``weights``, then the states of the seed generators held (``engine.network.tracking``), as Keras 3 lists them."""
+        return self.weights + seed_states(self)
+
+    @property
+    def trainable_variables(self):
+        """Keras 3's name for ``trainable_weights``."""
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self):
+        """``non_trainable_weights``, then the states of the seed generators held, as in Keras 3."""
+        return self.non_trainable_weights + seed_states(self)
+
+    @property
+    def _trainable_variables(self):
+        """The layer's own weights created trainable, frozen or not (Keras' list)."""
+        return [v for v in self._own_variables() if v._made_trainable]
+
+    @property
+    def _non_trainable_variables(self):
+        """The layer's own weights created non-trainable (Keras' list)."""
+        return [v for v in self._own_variables() if not v._made_trainable]
+
+    def get_weights(self):
+        """Returns copies of the weight values, in ``weights`` order.
+
+        Raises:
+            ValueError: the layer is not built yet (it has no weights).
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(np.ones((1, 3)))
+            >>> [w.shape for w in layer.get_weights()]
+            [(3, 2), (2,)]
+        """
+        self._require_built("get_weights")
+        return [v.value.copy() for v in self.weights]
+
+    def set_weights(self, weights):
+        """Sets the weight values from a list of arrays, in ``weights`` order.
+
+        Args:
+            weights: one array per weight, each of that weight's shape.
+
+        Raises:
+            ValueError: the layer is not built, or the count or a shape differs.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(np.ones((1, 3)))
+            >>> layer.set_weights([np.ones((3, 2)), np.zeros(2)])
+            >>> layer(np.ones((1, 3)))
+            array([[3., 3.]], dtype=float32)
+        """
+        self._require_built("set_weights")
+        variables = self.weights
+        if len(weights) != len(variables):
+            raise ValueError(
+                f'You called set_weights(weights) on layer "{self.name}" with a weight list '
+                f"of length {len(weights)}, but the layer was expecting {len(variables)} weights."
+            )
+        arrays = [np.asarray(w) for w in weights]
+        for variable, array in zip(variables, arrays):
+            if array.shape != variable.shape:
+                raise ValueError(
+                    f"Layer {self.name} weight shape {variable.shape} is not compatible with "
+                    f"provided weight shape {array.shape} (weight {variable.path!r})."
+                )
+        for variable, array in zip(variables, arrays):
+            variable.assign(array)
+
+    def count_params(self):
+        """Number of scalars in all weights.
+
+        Raises:
+            ValueError: the layer is not built yet.
+
+        Example:
+            >>> import numpy as np
+            >>> from layers import Dense
+            >>> layer = Dense(2)
+            >>> _ = layer(np.ones((1, 3)))
+            >>> layer.count_params()
+            8
+        """
+        self._require_built("count_params")
+        return sum(math.prod(v.shape) for v in self.weights)
+
+    def _require_built(self, what):
+        if not self.built:
+            raise ValueError(
+                f"You tried to call {what} on layer {self.name!r}, but the layer isn't built, "
+                "so it has no weights yet. Call the layer on an input (or call "
+                "layer.build(input_shape)) first."
+            )

@@ -1,0 +1,1 @@
+"""Training: compile, fit, evaluate and predict, with optimizers, losses, metrics and callbacks."""

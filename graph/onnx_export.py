@@ -40,7 +40,7 @@ from engine import tree
 from engine.files.atomic_file import atomic_write
 from engine.network.functional import Functional
 from graph._onnx_layout import _Node, clean_transposes
-from engine.network.layer import call_parameters
+from engine.network.call_keywords import call_parameters
 from layers._onnx import converter_for
 
 DEFAULT_OPSET = 18

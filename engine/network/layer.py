@@ -1,10 +1,11 @@
-"""The Layer: weights, a forward computation, a backward one, and the call template.
+"""The Layer: the contract a layer writes (``build``, ``call`` or ``forward``/``backward``, shapes, config).
 
-``Layer.__call__`` is a fixed template, as Caffe's ``SetUp``: check the arity
-and the ``input_spec``, build once from the input shapes, then either compute
-(NumPy inputs) or record a Node and return new KerasTensors (symbolic inputs).
-Subclasses override ``build``, ``call``, ``compute_output_shape``, ``forward``
-and ``backward``, never ``__call__``.
+Its parts live beside it and it inherits them: the call template
+(``layer_calls.LayerCalls``: ``__call__`` checks the inputs, builds once,
+then computes or records a Node), the weights (``layer_weights``), added
+losses (``layer_losses``) and Node queries (``layer_nodes``). Subclasses
+override ``build``, ``call``, ``compute_output_shape``, ``forward`` and
+``backward``, never ``__call__``.
 
 One door per layer (see the Layer docstring): a layer's maths is written
 once, in ``forward`` with a hand-written ``backward``, or in ``call`` alone
@@ -12,47 +13,32 @@ once, in ``forward`` with a hand-written ``backward``, or in ``call`` alone
 """
 
 import functools
-import inspect
-import threading
 
 import numpy as np
 
-from engine import extensions, tree
-from engine.network import call_context, eager_masks
-from engine.training import regularizers
-from engine.dtypes import dtype_kind, dtype_name
-from engine.network.input_spec import assert_input_compatibility
-from engine.autodiff import Traced, recording, untraced
-from engine.network.argument_gradients import first_argument_name
-from engine.network.build_shapes import shapes_by_name
-from engine.network.call_errors import raise_in_call_context
-from engine.network.call_keywords import call_parameters, checked_call_keywords
+from engine import extensions
+from engine.dtypes import dtype_name
+from engine.files.registry import register_builtin
+from engine.files.storable_names import check_layer_name
+from engine.network import call_context
 from engine.network.keras_arguments import accept_keras_arguments
-from engine.network.keras_tensor import KerasTensor
-from engine.network.layer_tracing import (TracedCall, call_training, inside_layer_call, layer_call, recorded_call,
-                                          traced_backward, traced_forward)
+from engine.network.layer_calls import LayerCalls
 from engine.network.layer_losses import AddedLosses
 from engine.network.layer_nodes import NodeQueries
+from engine.network.layer_tracing import TracedCall, traced_backward, traced_forward
 from engine.network.layer_weights import LayerWeights
 from engine.network.module import Module
 from engine.network.naming import to_snake_case, unique_name
-from engine.network.output_spec import (attach_mask_specs, example, inferred_output_spec, is_shape as _is_shape,
-                                        shapes_of, specs_for_shapes, symbolic_mask)
-from engine.network.one_door import engine_keywords_by_name, refuse_non_tensor_positionals, settle_call_and_forward
-from engine.network.node import Node
-from engine.files.registry import register_builtin
+from engine.network.one_door import settle_call_and_forward
+from engine.network.output_spec import example, inferred_output_spec, shapes_of, specs_for_shapes
 from engine.network.stateless import stateless_call
-from engine.files.storable_names import check_layer_name
 from engine.network.tracking import StateLock, held_metrics, metric_variables, names_made_in_build, untrack_variable
-from engine.network.variable import Variable
+from engine.training import regularizers
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size"}
-#: Held while a layer builds, so that a layer first called from several threads
-#: builds once. Reentrant: a build may build sub-layers.
-BUILD_LOCK = threading.RLock()
 
 
-class Layer(LayerWeights, AddedLosses, NodeQueries, Module):
+class Layer(LayerCalls, LayerWeights, AddedLosses, NodeQueries, Module):
     """Base class of every layer.
 
     One door: a layer's maths is written once.
@@ -491,190 +477,9 @@ class Layer(LayerWeights, AddedLosses, NodeQueries, Module):
         """
         return cls(**config)
 
-    # ----------------------------------------------------------- the template
-    def __call__(self, *args, **kwargs):
-        """Calls the layer: computes on arrays, or records a Node on symbolic tensors.
-
-        The fixed template: check the number of inputs and the ``input_spec``,
-        build once from the input shapes, then run ``call`` (NumPy inputs) or
-        record a ``Node`` and return new KerasTensors (``Input`` tensors).
-        Subclasses never override it.
-
-        Args:
-            *args: the inputs first (an array or KerasTensor, or a list, tuple
-                or dict of them), then further arguments of ``call``.
-            **kwargs: keyword arguments of ``call``; ``training`` is passed
-                to layers whose ``call`` takes it.
-
-        Returns:
-            Arrays, or KerasTensors for symbolic inputs.
-
-        Raises:
-            ValueError: inputs that do not fit the layer (the message names the
-                layer, the expected and the received shapes), or a mix of
-                symbolic and concrete inputs.
-
-        Example:
-            >>> import numpy as np
-            >>> from engine import Input
-            >>> from layers import Dense
-            >>> layer = Dense(2, name="d")
-            >>> layer(Input(shape=(3,))).shape
-            (None, 2)
-            >>> layer(np.ones((4, 3))).shape
-            (4, 2)
-        """
-        self._called = True
-        if self._context_args:
-            return call_context.call_with_context(self, self._call_template, args, kwargs)
-        return self._call_template(args, kwargs)
-
-    def _call_template(self, args, kwargs):
-        if not args:  # the first argument by keyword: inputs=, or query= for attention
-            first = first_argument_name(self)
-            if first not in kwargs:
-                raise TypeError(f"Layer {self.name!r} was called without inputs: pass them first, or as {first}=.")
-            args = (kwargs.pop(first),)
-        if len(args) > 1:
-            args, kwargs = engine_keywords_by_name(self, args, kwargs)
-            refuse_non_tensor_positionals(self, args)
-        kwargs = checked_call_keywords(self, kwargs)
-        flat_inputs = tree.flatten(args[0])
-        symbolic = [x for x in flat_inputs if isinstance(x, KerasTensor)]
-        if symbolic or any(isinstance(x, KerasTensor) for x in tree.flatten((args[1:], {
-                key: value for key, value in kwargs.items() if key not in self._naming_keywords}))):
-            if len(symbolic) != sum(x is not None for x in flat_inputs):  # None: an input not given, as in Keras
-                raise ValueError(
-                    f"Layer {self.name!r} received a mix of symbolic tensors and concrete values as "
-                    f"inputs: {flat_inputs}. Use Input(...) for every input of a graph, or "
-                    "call the layer on NumPy arrays only."
-                )
-            return self._symbolic_call(args, kwargs, symbolic)
-        return self._eager_call(args, kwargs, flat_inputs)
-
     def _has_backward(self):
         """Whether the layer's gradient is hand-written (else its call is traced)."""
         return type(self).backward is not Layer.backward
-
-    def _eager_call(self, args, kwargs, flat_inputs):
-        if recording():
-            return self._recorded_eager_call(args, kwargs, flat_inputs)
-        if not inside_layer_call():
-            self._clear_added_losses()
-        mask = eager_masks.input_mask(args[0])
-        if mask is not None and "mask" not in kwargs and "mask" in call_parameters(type(self)):
-            kwargs = {**kwargs, "mask": mask}  # as in Keras, the mask the inputs carry reaches call
-        flat_inputs = [self._as_array(x) for x in flat_inputs]
-        args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
-        self._check_inputs(flat_inputs)
-        self._build_for_call(args[0], args, kwargs)
-        training = call_training(kwargs.pop("training", None))
-        try:
-            outputs = self._call(args[0], training, kwargs, args[1:])
-            mask = kwargs.get("mask", mask)
-            if self._masks_eager_outputs and (mask is not None or self._may_make_masks()):
-                outputs = eager_masks.attach(outputs, self.compute_mask(args[0], mask))
-        except Exception as error:
-            raise_in_call_context(self, error, args[0], args[1:], kwargs)
-        return self._penalize_activity(outputs)
-
-    def _recorded_eager_call(self, args, kwargs, flat_inputs):
-        """A call while a tape records (inside a traced call, or a GradientTape):
-        one step using ``backward`` when the layer has one, else traced through."""
-        if not inside_layer_call():  # the outermost call under a GradientTape
-            self._clear_added_losses()
-        flat_inputs = [x if isinstance(x, Traced) else self._as_array(x) for x in flat_inputs]  # cast as eagerly
-        args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
-        plain = [untraced(x) for x in flat_inputs]
-        self._check_inputs(plain)
-        self._build_for_call(tree.pack_as(args[0], plain), args, kwargs)
-        training = call_training(kwargs.pop("training", None))
-        try:
-            if self._has_backward():
-                outputs = recorded_call(self, args[0], args[1:], training, kwargs)
-            else:
-                outputs = self._call(args[0], training, kwargs, args[1:])
-        except Exception as error:
-            raise_in_call_context(self, error, args[0], args[1:], kwargs)
-        return self._penalize_activity(outputs)
-
-    def _symbolic_call(self, args, kwargs, flat_inputs):
-        self._check_inputs(flat_inputs)
-        self._build_for_call(args[0], args, kwargs)
-        call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
-        outputs = self._symbolic_outputs(args, call_kwargs)
-        Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
-        return outputs
-
-    def _symbolic_outputs(self, args, kwargs):
-        """The KerasTensors a symbolic call on ``args`` and ``kwargs`` returns,
-        with the specs of their masks, without recording the call (a nested
-        model replays its graph with it to learn its outputs' masks)."""
-        try:
-            outputs = self.compute_output_spec(*args, **kwargs)
-            input_mask = kwargs.get("mask", symbolic_mask(args[0]))
-            if input_mask is not None or self._may_make_masks():
-                attach_mask_specs(outputs, self._output_mask_specs(args[0], input_mask))
-        except Exception as error:
-            raise_in_call_context(self, error, args[0], args[1:], kwargs)
-        return outputs
-
-    def _fed_inputs(self, args):
-        """What a Node of this layer keeps to map a nested graph's inputs to the
-        call's tensors (a functional model's override); None for a layer."""
-        return None
-
-    def _check_inputs(self, flat_inputs):
-        count = len(flat_inputs)
-        # Keras' phrase for a layer of fixed arity (its tests match it), then ours.
-        exact = (f"A `{type(self).__name__}` layer should be called on exactly {self.min_inputs} inputs. "
-                 if self.min_inputs is not None and self.min_inputs == self.max_inputs else "")
-        if self.min_inputs is not None and count < self.min_inputs:
-            raise ValueError(
-                f'{exact}Layer "{self.name}" ({type(self).__name__}) expects at least {self.min_inputs} '
-                f"inputs, but it received {count} input{'s' if count != 1 else ''}. "
-                "Pass the inputs as a list: layer([x1, x2])."
-            )
-        if self.max_inputs is not None and count > self.max_inputs:
-            raise ValueError(
-                f'{exact}Layer "{self.name}" ({type(self).__name__}) expects at most {self.max_inputs} '
-                f"input{'s' if self.max_inputs != 1 else ''}, but it received {count} inputs."
-            )
-        assert_input_compatibility(self.input_spec, flat_inputs, self.name)
-
-    def _build_for_call(self, inputs, args, kwargs):
-        """Builds on the first call: ``build`` gets the shapes of ``inputs``, or each argument's by name."""
-        if not self.built:
-            named = shapes_by_name(self, args, kwargs)
-            self._maybe_build(inputs) if named is None else self._maybe_build(inputs, named)
-
-    def _maybe_build(self, inputs, named_shapes=None):
-        if self.built:
-            return
-        with BUILD_LOCK:
-            if self.built:  # another thread built it while this one waited
-                return
-            shapes = shapes_of(inputs)
-            self.build(shapes) if named_shapes is None else self.build(**named_shapes)
-            self.built = True
-            self._build_shapes = shapes
-            self.__dict__["_state_locked"] = True  # as self._tracker.lock(), without making the view
-
-    def _as_array(self, value):
-        if isinstance(value, Variable):
-            value = value.value
-        array = np.asarray(value)
-        if array.dtype.kind == "f" and dtype_kind(self.dtype) == "f" and array.dtype != self.dtype:
-            array = array.astype(self.dtype)
-        return array
-
-    def _call(self, inputs, training, kwargs, extra_args=()):
-        if _accepts_training(type(self)):
-            kwargs = {**kwargs, "training": training}
-        if self._has_backward():  # a built-in layer: passes ``training`` on explicitly, if it calls layers at all
-            return self.call(inputs, *extra_args, **kwargs)
-        with layer_call(training):
-            return self.call(inputs, *extra_args, **kwargs)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
@@ -691,10 +496,3 @@ def _batch_input_shape(kwargs):
     if kwargs.get("input_shape") is not None:
         return (kwargs.get("batch_size"),) + tuple(kwargs["input_shape"])
     return None
-
-
-@functools.lru_cache(maxsize=None)
-def _accepts_training(cls):
-    """Whether ``cls.call`` takes a ``training`` argument (the seed's SimpleDense does not)."""
-    parameters = inspect.signature(cls.call).parameters
-    return "training" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

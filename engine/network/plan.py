@@ -16,7 +16,8 @@ import numpy as np
 from engine import tree
 from engine.network.keras_tensor import KerasTensor, not_from_a_layer_error
 from engine.network.call_errors import raise_in_call_context
-from engine.network.layer import _accepts_training, call_parameters
+from engine.network.call_keywords import call_parameters
+from engine.network.layer_calls import _accepts_training
 from engine.network.layer_tracing import TracedCall
 
 # A plan's repr shows its first and last steps past this many.

@@ -8,8 +8,10 @@ from engine import tree
 from engine.network.functional import Functional
 from engine.network.input_layer import Input, InputLayer
 from engine.network.keras_tensor import KerasTensor
-from engine.network.layer import BUILD_LOCK, Layer, _is_shape
+from engine.network.layer import Layer
+from engine.network.layer_calls import BUILD_LOCK
 from engine.network.naming import unique_name
+from engine.network.output_spec import is_shape as _is_shape
 
 
 # The graph's attributes, which an unbuilt Sequential does not have yet (AttributeError, as in

@@ -208,9 +208,10 @@ def test_the_checks_see_the_methods_users_call():
         assert f"engine.training.trainer.Trainer.{method}" in names
     for method in ("save", "save_weights", "load_weights", "summary", "get_layer", "to_json"):
         assert f"engine.network.model.Model.{method}" in names
-    for method in ("__call__", "build", "call", "get_config", "from_config", "compute_output_shape", "backward"):
+    for method in ("build", "call", "get_config", "from_config", "compute_output_shape", "backward"):
         assert f"engine.network.layer.Layer.{method}" in names
-    assert "engine.network.layer_weights.LayerWeights.add_weight" in names  # Layer inherits it
+    assert "engine.network.layer_calls.LayerCalls.__call__" in names  # Layer inherits it
+    assert "engine.network.layer_weights.LayerWeights.add_weight" in names  # and this
     assert "engine.autodiff.tape.GradientTape.gradient" in names
     assert {"graph.to_networkx", "graph.profile", "graph.summary", "engine.training.callbacks.EarlyStopping"} <= set(names)
 

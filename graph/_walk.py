@@ -18,7 +18,8 @@ set of layers at layer level (where, as for any shared layer, the graph may
 loop back on itself).
 """
 
-from engine import Functional, Sequential
+from engine import Sequential
+from engine.network.functional import functional_of
 
 LEVELS = ("layer", "node")
 
@@ -131,11 +132,8 @@ class _Frame:
 def plan_of(model):
     """The model's ExecutionPlan, or None when it has none: a layer or a
     subclassed model, or a Sequential model with no input shape yet."""
-    if not isinstance(model, Functional):
-        return None
-    if isinstance(model, Sequential) and not model.built and model._known_input_shape() is None:
-        return None
-    return model.plan
+    functional = functional_of(model)
+    return None if functional is None else functional.plan
 
 
 def walk(model, expand_nested=False, max_depth=None):

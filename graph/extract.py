@@ -20,7 +20,7 @@ this adds a call (Node) to each layer reused.
 import re
 
 from engine import tree
-from engine.network.functional import Functional
+from engine.network.functional import Functional, functional_of
 from engine.network.input_layer import Input, InputLayer
 from engine.network.keras_tensor import KerasTensor
 from engine.network.qualified_names import node_paths, path_of
@@ -68,7 +68,7 @@ def extract(model: Functional, inputs=None, outputs=None) -> Functional:
         >>> bool(np.allclose(tail(inner(data)), model(data)))
         True
     """
-    if not isinstance(model, Functional):
+    if functional_of(model) is None:
         raise ValueError(
             f"extract() takes a functional or Sequential model, with a graph to take a part of; received "
             f"{getattr(model, 'name', model)!r} ({type(model).__name__}). A subclassed model's call() is Python "
@@ -140,7 +140,7 @@ def _nested_holders(model, own):
     call the nested model holding it."""
     holders = {}
     for step in model.plan.steps:
-        if isinstance(step.layer, Functional):
+        if functional_of(step.layer) is not None:
             for node in node_paths(step.layer).values():
                 for tensor in node.output_tensors:
                     if id(tensor) not in own:

@@ -38,7 +38,7 @@ import numpy as np
 
 from engine import tree
 from engine.files.atomic_file import atomic_write
-from engine.network.functional import Functional
+from engine.network.functional import functional_of
 from graph._onnx_layout import _Node, clean_transposes
 from engine.network.call_keywords import call_parameters
 from layers._onnx import converter_for
@@ -269,7 +269,7 @@ def _walk(graph, plan, names, prefix):
     def action(step, inputs, extra_args, kwargs):
         layer = step.layer
         path = prefix + layer.name
-        if isinstance(layer, Functional):
+        if functional_of(layer) is not None:
             fed = [name for name in tree.flatten((inputs, extra_args, kwargs)) if isinstance(name, _Name)]
             by_tensor = dict(zip(map(id, step.node.input_tensors), fed))
             return _walk(graph, layer.plan, [by_tensor[id(t)] for t in step.node.fed_inputs], path + "/")
@@ -322,7 +322,7 @@ def to_onnx(model, opset=None):
     """
     onnx = _import_onnx()
     opset = _check_opset(opset, onnx.defs.onnx_opset_version())
-    if not isinstance(model, Functional):
+    if functional_of(model) is None:
         raise ValueError(
             f"to_onnx expects a functional or Sequential model with a graph, received {type(model).__name__} "
             f"{getattr(model, 'name', '')!r}. A subclassed model has no graph to export: build it with the "

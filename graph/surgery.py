@@ -29,7 +29,7 @@ import inspect
 
 from engine import tree
 from engine.network.cloning import _functional_like_constructor
-from engine.network.functional import Functional
+from engine.network.functional import Functional, functional_of
 from engine.network.input_layer import Input, InputLayer
 from engine.network.keras_tensor import KerasTensor
 from engine.network.layer import Layer
@@ -347,7 +347,7 @@ def _holders(model, paths):
         parts = path.split("/")[:-1]
         for depth in range(1, len(parts) + 1):
             holder = layers["/".join(parts[:depth])]
-            if not isinstance(holder, Functional):
+            if functional_of(holder) is None:
                 raise ValueError(
                     f"Cannot change {path!r} in model {model.name!r}: it is inside {'/'.join(parts[:depth])!r}, a "
                     f"{type(holder).__name__} without a functional graph, which surgery cannot rebuild. Rebuild that "
@@ -359,7 +359,7 @@ def _holders(model, paths):
 # ----------------------------------------------------------------- matching
 def _matched_calls(model, where, function, inputs_allowed=False):
     """``[(path, node)]``: the calls of ``model`` (at any depth) that ``where`` names, in plan order."""
-    if not isinstance(model, Functional):
+    if functional_of(model) is None:
         raise ValueError(
             f"{function} edits a functional or Sequential model; received {getattr(model, 'name', model)!r} of type "
             f"{type(model).__name__}. A subclassed model has no graph to edit.")
@@ -500,7 +500,7 @@ def _trace(model, pattern):
     count = sum(p.default is p.empty for p in parameters)
     shapes = {}
     for _, layer in [("", model), *layer_paths(model).items()]:
-        if isinstance(layer, Functional):
+        if functional_of(layer) is not None:
             for tensor in layer.plan.tensors:
                 shapes.setdefault((tuple(tensor.shape), tensor.dtype), None)
     errors = []
@@ -524,7 +524,7 @@ def _trace(model, pattern):
 def _pattern_matches(model, template):
     """``[(level, _Match)]``: the matches of the template in ``model`` and its nested models, in plan order."""
     levels, seen, found = [("", model)], set(), []
-    levels += [(path, layer) for path, layer in layer_paths(model).items() if isinstance(layer, Functional)]
+    levels += [(path, layer) for path, layer in layer_paths(model).items() if functional_of(layer) is not None]
     for level, holder in levels:
         if id(holder) not in seen:
             seen.add(id(holder))

@@ -31,7 +31,7 @@ from engine import tree
 from engine.training import constraints, regularizers
 from engine.network import initializers
 from engine.dtypes import dtype_kind
-from engine.network.functional import Functional
+from engine.network.functional import Functional, functional_of
 from engine.network.input_layer import InputLayer
 from engine.network.keras_tensor import KerasTensor
 from engine.network.layer import Layer
@@ -86,7 +86,7 @@ def to_python(model: Functional) -> str:
         >>> namespace["build_model"]().get_layer("probs").get_config() == model.get_layer("probs").get_config()
         True
     """
-    if not isinstance(model, Functional) or model._graph_plan is None:
+    if functional_of(model) is None:
         raise ValueError(
             f"to_python expects a functional or built Sequential model, received {type(model).__name__} "
             f"{getattr(model, 'name', model)!r}. Build a Sequential first (model.build(input_shape), or start it "
@@ -146,7 +146,7 @@ class _Source:
         for layer in model._stack:
             if isinstance(layer, InputLayer):
                 items.append(self.input_expression(layer))
-            elif isinstance(layer, Functional):
+            elif functional_of(layer) is not None:
                 items.append(f"{self.function_names[id(layer)]}()")
             else:
                 items.append(self.constructor(layer))
@@ -155,7 +155,7 @@ class _Source:
             return ["return Sequential([", *stack]
         # Built on several inputs, which Input() cannot stand first for: build it on their shapes.
         variable = _fresh("model", names)
-        shapes = tree.map_structure(lambda tensor: tuple(tensor.shape), model._inputs_struct)
+        shapes = tree.map_structure(lambda tensor: tuple(tensor.shape), model.input)
         return [f"{variable} = Sequential([", *stack, f"{variable}.build({_literal(shapes)})", f"return {variable}"]
 
     def functional_body(self, model, names):
@@ -233,7 +233,7 @@ class _Source:
 
     # --------------------------------------------------------------- layers
     def layer_expression(self, layer):
-        if isinstance(layer, Functional):
+        if functional_of(layer) is not None:
             return f"{self.function_names[id(layer)]}()"
         return self.constructor(layer)
 
@@ -350,7 +350,7 @@ class _Source:
             return self.object_expression(value)
         if layers and isinstance(value, dict) and {"class_name", "name", "config"} <= set(value):
             cls = lookup(value["class_name"])
-            if isinstance(cls, type) and issubclass(cls, Layer) and not issubclass(cls, Functional):
+            if isinstance(cls, type) and issubclass(cls, Layer) and not issubclass(cls, (Functional, Sequential)):
                 return self.constructor(cls.from_config(value["config"]))
         return None
 
@@ -417,7 +417,7 @@ def _nested_models(model):
             continue
         seen.add(id(current))
         stack.append((current, True))
-        stack.extend((layer, False) for layer in reversed(_own_layers(current)) if isinstance(layer, Functional))
+        stack.extend((layer, False) for layer in reversed(_own_layers(current)) if functional_of(layer) is not None)
     return order
 
 

@@ -206,7 +206,8 @@ def check_cardinality(sizes: dict[str, list[int]]) -> None:
 
 def _standardize_targets(model, y):
     names = model.output_names
-    structure = getattr(model, "_outputs_struct", None)
+    graph = model._graph_model()  # a functional model, or a Sequential's Functional
+    structure = None if graph is None else graph.output
     if isinstance(y, dict) and isinstance(structure, dict) and set(y) == set(structure) and any(
             isinstance(v, (list, tuple, dict)) for v in structure.values()):
         y = tree.flatten(y)  # nested outputs (a dict of tuples...): the targets in the same structure, flat

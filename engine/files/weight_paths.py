@@ -87,6 +87,5 @@ def graph_layers(model):
     """
     if not hasattr(type(model), "plan"):
         return None
-    if model._graph_plan is None and model._known_input_shape() is None:
-        return list(model._stack)
-    return model.plan.layers
+    functional = model._graph_model()  # engine.network.functional.functional_of, which imports this module
+    return list(model._stack) if functional is None else functional.plan.layers

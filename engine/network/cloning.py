@@ -139,7 +139,7 @@ def _clone_sequential(model, clone_layer, input_tensors):
         layers.insert(0, Input(batch_shape=first.batch_shape, dtype=first.dtype, name=first.name,
                                optional=getattr(first, "optional", False))._keras_history.layer)
     clone = Sequential(layers, name=model.name, trainable=model.trainable)
-    if model._graph_plan is not None and first is None and input_tensors is None:  # built on several inputs
+    if model._functional is not None and first is None and input_tensors is None:  # built on several inputs
         clone.build(tree.map_structure(lambda tensor: tensor.shape, model.input))
     return clone
 

@@ -92,6 +92,9 @@ class Functional(Model):
         """The model's ExecutionPlan."""
         return self._graph_plan
 
+    def _graph_model(self):
+        return self
+
     # ------------------------------------------------------------- structure
     @property
     def layers(self):
@@ -230,7 +233,7 @@ class Functional(Model):
             >>> Model(x, Dense(3)(x)).compute_output_shape((2, 7, 4))
             (2, 7, 3)
         """
-        outputs = self.compute_output_spec(_specs_for_shapes(input_shape, self.name))
+        outputs = self.compute_output_spec(specs_for_shapes(input_shape, self.name))
         return tree.map_structure(lambda t: t.shape, outputs)
 
     def _output_specs(self, specs):
@@ -275,7 +278,7 @@ class Functional(Model):
         return self.plan.forward(arrays, training=True)
 
     def _backward_flat(self, tape, grad_outputs):
-        return self.plan.backward(tape, grad_outputs)[1]
+        return self.plan.backward(tape, grad_outputs, input_gradients=False)[1]
 
     def _outputs_known(self):
         return True
@@ -293,10 +296,7 @@ class Functional(Model):
         return [leaves[position] for position in self._input_positions(args[0], warn=False)]
 
     def _as_array(self, value):
-        # Values reach _standardize_inputs as given: None for an optional input, each array cast to its input's dtype.
-        if value is None:
-            return None
-        return np.asarray(value.value if isinstance(value, Variable) else value)
+        return as_model_input(value)
 
     # ---------------------------------------------------------------- inputs
     def _standardize_inputs(self, inputs, warn=True, cast_floats=True):
@@ -435,6 +435,45 @@ class Functional(Model):
             )
 
 
+def functional_of(layer):
+    """The Functional that holds ``layer``'s graph of layer calls, for any model with one.
+
+    A functional model is its own; a Sequential model holds one over its
+    layers once its input shape is known (built here if it is known but the
+    model is not built yet). The tools that read, edit or export a graph ask
+    this, so a Sequential model, nested or not, is treated as the functional
+    model it runs through.
+
+    Args:
+        layer: any layer or model.
+
+    Returns:
+        The Functional, or None: a layer, a subclassed model, or a Sequential
+        model whose input shape is not known yet.
+
+    Example:
+        >>> from engine import Input, Model, Sequential
+        >>> from layers import Dense
+        >>> x = Input(shape=(3,))
+        >>> model = Model(x, Dense(2)(x))
+        >>> functional_of(model) is model, functional_of(Dense(2)), functional_of(Sequential([Dense(2)]))
+        (True, None, None)
+        >>> stack = Sequential([Input(shape=(3,)), Dense(2)])
+        >>> functional_of(stack) is stack._functional, functional_of(stack).layers == stack._stack
+        (True, True)
+    """
+    return layer._graph_model() if isinstance(layer, Model) else None
+
+
+def as_model_input(value):
+    """A value as a model call passes it on to input standardization: None for an
+    optional input, a Variable's array, any other value as an array (the model
+    casts it to its Input's dtype later)."""
+    if value is None:
+        return None
+    return np.asarray(value.value if isinstance(value, Variable) else value)
+
+
 def functional_subclass(cls: type) -> type:
     """The functional variant of a ``Model`` subclass: what ``cls(inputs, outputs)`` makes.
 
@@ -566,15 +605,15 @@ def _describe_structure(structure):
     return tree.map_structure(describe, structure)
 
 
-def _specs_for_shapes(shapes, model_name):
+def specs_for_shapes(shapes, model_name):
     """KerasTensors of the shapes in ``shapes`` (a shape, or lists, tuples and dicts of shapes)."""
     if isinstance(shapes, (list, tuple)) and all(d is None or (isinstance(d, (int, np.integer))
                                                                 and not isinstance(d, bool)) for d in shapes):
         return KerasTensor(shapes)
     if isinstance(shapes, dict):
-        return {key: _specs_for_shapes(value, model_name) for key, value in shapes.items()}
+        return {key: specs_for_shapes(value, model_name) for key, value in shapes.items()}
     if isinstance(shapes, (list, tuple)):
-        return type(shapes)(_specs_for_shapes(value, model_name) for value in shapes)
+        return type(shapes)(specs_for_shapes(value, model_name) for value in shapes)
     raise ValueError(
         f"compute_output_shape of model {model_name!r} expects shape tuples (ints or None, batch axis first) in "
         f"the structure of the model's inputs, but received {shapes!r}."

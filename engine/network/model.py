@@ -348,6 +348,12 @@ class Model(Trainer, Layer):
         if not self._outputs_known():
             self._run_flat([a[:1] for a in self._standardize_inputs(x)])
 
+    def _graph_model(self):
+        """The Functional holding this model's graph of layer calls (see
+        ``engine.network.functional.functional_of``); None: a subclassed model's
+        ``call`` is Python code."""
+        return None
+
     @property
     def compiled(self) -> bool:
         """Whether ``compile()`` has run on this model (Keras' flag)."""

@@ -25,11 +25,10 @@ import re
 import sys
 
 from engine import extensions
-from engine.network.functional import Functional
+from engine.network.functional import functional_of
 from engine.network.keras_tensor import KerasTensor
 from engine.network.model import Model
 from engine.network.node import Node
-from engine.network.sequential import Sequential
 
 _CALL_SUFFIX = re.compile(r"^(.*)\[(\d+)\]$")
 _INDICES = re.compile(r"(\[\d+\])+$")  # the call and output indices ending a path
@@ -239,11 +238,8 @@ def path_of(model, item) -> str:
 def _plan_of(layer):
     """The layer's ExecutionPlan, or None (a layer, a subclassed model, a
     Sequential model with no input shape yet)."""
-    if not isinstance(layer, Functional):
-        return None
-    if isinstance(layer, Sequential) and not layer.built and layer._known_input_shape() is None:
-        return None
-    return layer.plan
+    functional = functional_of(layer)
+    return None if functional is None else functional.plan
 
 
 def _children(layer):

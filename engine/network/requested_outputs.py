@@ -18,7 +18,7 @@ depth need no extracted model.
 import threading
 
 from engine import extensions, tree
-from engine.network.functional import Functional
+from engine.network.functional import functional_of
 from engine.network.keras_tensor import KerasTensor
 from engine.network.plan import ExecutionPlan
 from engine.network.qualified_names import _CALL_SUFFIX, find_tensor, layer_paths, node_paths
@@ -118,16 +118,18 @@ def requested_plan(model, outputs) -> ExecutionPlan:
         >>> requested_plan(model, {"h": "hidden"}).run([np.ones((2, 3), "float32")])[0].shape
         (2, 4)
     """
-    if not isinstance(model, Functional):
+    functional = functional_of(model)  # a Sequential's is new after add() or pop(): so is the cache
+    if functional is None:
         raise ValueError(
             f"outputs= needs a functional or Sequential model, with a graph to name tensors in; model "
-            f"{model.name!r} is a subclassed {type(model).__name__}, whose call() is Python code. Return the "
-            "values you need from its call(), or build it with the functional API."
+            f"{model.name!r} ({type(model).__name__}) has none. A subclassed model's call() is Python code: return "
+            "the values you need from it, or build it with the functional API. A Sequential model has a graph "
+            "once its input shape is known: call build(input_shape) first."
         )
     leaves = tree.flatten(outputs)
     key = tuple(leaf if isinstance(leaf, str) else id(leaf) for leaf in leaves)
-    cache = model.__dict__.setdefault("_requested_plans", {})
-    own_plan = model.plan
+    cache = functional.__dict__.setdefault("_requested_plans", {})
+    own_plan = functional.plan
     entry = cache.get(key)
     if entry is not None and entry[0] is own_plan and all(
             isinstance(leaf, str) or leaf is tensor for leaf, tensor in zip(leaves, entry[1])):

@@ -1,50 +1,43 @@
-"""Sequential: a functional model that is a plain stack of layers."""
+"""Sequential: a model of its own, a stack of layers; once its input shape is
+known it keeps a ``Functional`` over those layers and runs through it (as Keras 3's
+``Sequential._functional``)."""
 
 import inspect
 
 import numpy as np
 
 from engine import tree
-from engine.network.functional import Functional
+from engine.network.functional import Functional, as_model_input, specs_for_shapes
 from engine.network.input_layer import Input, InputLayer
 from engine.network.keras_tensor import KerasTensor
 from engine.network.layer import Layer
 from engine.network.layer_calls import BUILD_LOCK
+from engine.network.model import Model
 from engine.network.naming import unique_name
 from engine.network.output_spec import is_shape as _is_shape
 
 
-# The graph's attributes, which an unbuilt Sequential does not have yet (AttributeError, as in
+# The attributes of the graph, which an unbuilt Sequential does not have yet (AttributeError, as in
 # Keras, so ``hasattr(model, "inputs")`` is False), and how its messages name them.
 _GRAPH_ATTRIBUTES = {"inputs": "inputs", "outputs": "outputs", "input": "input", "output": "output",
                      "input_names": "input names", "output_names": "output names",
                      "input_shape": "input shape", "output_shape": "output shape"}
 
 
-def _needs_graph(name):
-    """The inherited property ``name``, an AttributeError until the model is
-    built; Python then asks ``Sequential.__getattr__``, which explains."""
-    inherited = getattr(Functional, name)
-
-    def get(self):
-        if self._graph_plan is None:
-            raise AttributeError(name)
-        return inherited.fget(self)
-
-    return property(get, doc=f"The model's {_GRAPH_ATTRIBUTES[name]}; an AttributeError until it is built.")
-
-
-class Sequential(Functional):
+class Sequential(Model):
     """A stack of layers, each fed the output of the one before.
 
-    It is a functional model as soon as its input shape is known: from an
-    ``Input`` added first, from ``input_shape=`` on the first layer, from a
-    first layer that is itself a model with one input, or else from
-    ``build(input_shape)`` or the first call (``fit``, ``evaluate`` and
-    ``predict`` included). Until then it can be compiled, and ``inputs``,
-    ``outputs``, ``input_shape`` and ``output_shape`` raise AttributeError.
-    Called first on a dict or list of arrays, it is built with one input per
-    array and passes the whole structure to its first layer.
+    Its graph is known as soon as its input shape is: from an ``Input`` added
+    first, from ``input_shape=`` on the first layer, from a first layer that is
+    itself a model with one input, or else from ``build(input_shape)`` or the
+    first call (``fit``, ``evaluate`` and ``predict`` included). It then holds a
+    ``Functional`` over the same layers (``_functional``), which runs its calls,
+    training steps and masks and answers ``inputs``, ``outputs``,
+    ``input_shape``, ``output_shape``, ``plan``...; until then it can be
+    compiled, and those attributes raise AttributeError. Called first on a dict
+    or list of arrays, it is built with one input per array and passes the
+    whole structure to its first layer. As in Keras, it is not a ``Functional``
+    itself: ``engine.network.functional.functional_of(model)`` gives the graph of either.
 
     Args:
         layers: the layers to stack (an ``Input`` may come first).
@@ -56,36 +49,33 @@ class Sequential(Functional):
         >>> model = Sequential()
         >>> model.add(Dense(input_shape=(10,), units=10, activation="relu"))
         >>> model.add(Dense(units=1))
-        >>> model.output_shape
-        (None, 1)
+        >>> model.output_shape, isinstance(model, Functional), type(model._functional).__name__
+        ((None, 1), False, 'Functional')
     """
 
-    inputs = _needs_graph("inputs")
-    outputs = _needs_graph("outputs")
-    input = _needs_graph("input")
-    output = _needs_graph("output")
-    input_names = _needs_graph("input_names")
-    output_names = _needs_graph("output_names")
-    input_shape = _needs_graph("input_shape")
-    output_shape = _needs_graph("output_shape")
-
     def __init__(self, layers=None, trainable=True, name=None):
-        super(Functional, self).__init__(trainable=trainable, name=name or unique_name("sequential"))
+        super().__init__(trainable=trainable, name=name or unique_name("sequential"))
         self._stack = []
         self._names = {}  # name -> layer, of the layers in _stack: add()'s unique-name check in O(1)
-        self._graph_plan = None
+        self._functional = None
         for layer in layers or []:
             self.add(layer, rebuild=False)
         self._maybe_rebuild()
 
     def __getattr__(self, name):
-        if name in _GRAPH_ATTRIBUTES and self.__dict__.get("_graph_plan") is None:
+        # Reached when a graph property below raised AttributeError (the model is not built): explain it.
+        if name in _GRAPH_ATTRIBUTES and self.__dict__.get("_functional") is None:
             raise AttributeError(
                 f"Sequential model {self.__dict__.get('name')!r} has no defined {_GRAPH_ATTRIBUTES[name]} yet: "
                 "it is built once its input shape is known. Add an Input first, pass input_shape= to the first "
                 "layer, call build(input_shape), or call the model on data (fit, evaluate and predict do so)."
             )
         return super().__getattr__(name)
+
+    def _child_modules(self):
+        # The stacked layers; the Functional over them is a view of those same layers, not a child.
+        functional = self.__dict__.get("_functional")
+        return [module for module in super()._child_modules() if module is not functional]
 
     def add(self, layer, rebuild=True):
         """Appends a layer (or an ``Input`` tensor, first only) to the stack.
@@ -117,10 +107,10 @@ class Sequential(Functional):
         self._check_addable(layer)
         if not self._stack and getattr(layer, "_batch_input_shape", None) is not None:
             self._push(InputLayer(batch_shape=layer._batch_input_shape))  # the Keras 2 input_shape= style
-        if self._graph_plan is not None and rebuild:
-            outputs = layer(self._outputs_struct)
+        if self._functional is not None and rebuild:
+            outputs = layer(self._functional.output)
             self._push(layer)
-            self._init_graph(self._inputs_struct, outputs)
+            self._set_graph(self._functional.input, outputs)
             return
         self._push(layer)
         if rebuild:
@@ -180,10 +170,10 @@ class Sequential(Functional):
         layer = self._stack.pop()
         if not any(other is layer for other in self._stack):  # the same layer may be stacked twice
             del self._names[layer.name]
-        if self._graph_plan is not None and rebuild and self.layers:
+        if self._functional is not None and rebuild and self.layers:
             # Every output of the graph comes from the popped layer's call; that call was fed the new outputs.
-            last, node_index, _ = tree.flatten(self._outputs_struct)[0]._keras_history
-            self._init_graph(self._inputs_struct, last.inbound_nodes[node_index].call_args[0])
+            last, node_index, _ = tree.flatten(self._functional.output)[0]._keras_history
+            self._set_graph(self._functional.input, last.inbound_nodes[node_index].call_args[0])
         elif rebuild:
             self._maybe_rebuild()
         else:
@@ -191,23 +181,26 @@ class Sequential(Functional):
         return layer
 
     def _invalidate_graph(self):
-        # Until the graph is rebuilt, the layers are found through the `_stack` attribute.
-        self._graph_plan = None
-        self._modules = []
+        self._functional = None  # the next build or call makes a new one
         self.built = False
+
+    def _set_graph(self, inputs, outputs):
+        """Holds a new Functional from ``inputs`` to ``outputs`` (made by the stacked layers)."""
+        self._functional = Functional(inputs, outputs, name=self.name)
+        if not self._trainable:
+            self.trainable = False  # the layers just called join the frozen model
+        self.built = True
 
     def _maybe_rebuild(self):
         self._invalidate_graph()
         if self.layers and self._known_input_shape() is not None:
             self.build()
 
-    @property
-    def _functional(self):
-        """Keras' ``Sequential._functional``: None until the model is built, then a
-        ``Functional`` over the same graph (the same layers and weights), made on each access."""
-        if self._graph_plan is None:
-            return None
-        return Functional(self._inputs_struct, self._outputs_struct, name=self.name)
+    def _graph_model(self):
+        """The Functional over the stacked layers, built first when the input shape is known; None until then."""
+        if self._functional is None and self.layers and self._known_input_shape() is not None:
+            self.build()
+        return self._functional
 
     @property
     def layers(self):
@@ -241,7 +234,7 @@ class Sequential(Functional):
                 f"Sequential model {self.name!r} has already been configured to use input shape {known}. "
                 f"You cannot build it with input_shape {input_shape}."
             )
-        if self._graph_plan is not None:
+        if self._functional is not None:
             return
         first = self._stack[0]
         inputs = first.output if isinstance(first, InputLayer) else _inputs_for(input_shape)
@@ -249,7 +242,7 @@ class Sequential(Functional):
         for layer in self.layers:
             _check_one_positional_input(layer, self.name)
             outputs = layer(outputs)
-        self._init_graph(inputs, outputs)
+        self._set_graph(inputs, outputs)
         if isinstance(inputs, KerasTensor) and not isinstance(first, InputLayer):
             self._push(inputs._keras_history.layer, 0)  # the shape is now fixed, as in Keras
 
@@ -267,48 +260,145 @@ class Sequential(Functional):
             return None
         return tuple(shape) if _is_shape(shape) else None
 
-    @property
-    def plan(self):
-        if self._graph_plan is None:
-            self.build()
-        return self._graph_plan
-
     def _maybe_build(self, inputs):
-        if self._graph_plan is not None:
+        if self._functional is not None:
             return
         with BUILD_LOCK:
-            if self._graph_plan is None:  # another thread may have built it while this one waited
+            if self._functional is None:  # another thread may have built it while this one waited
                 self.build(self._known_input_shape() or _shapes_of(inputs, self.name))
 
     # fit, evaluate and predict build an unbuilt model from their data, as a call does.
     _build_on = _maybe_build
 
+    def _functional_for(self, inputs):
+        """The Functional, built first from the shapes of ``inputs`` when the model is not built yet."""
+        self._maybe_build(inputs)
+        return self._functional
+
     def _outputs_known(self):
-        return self._graph_plan is not None
+        return self._functional is not None
+
+    # ------------------------------------------------- the graph, once built
+    # Each raises AttributeError until the model is built; ``__getattr__`` then explains why.
+    @property
+    def plan(self):
+        """The ExecutionPlan of the graph (built first when the input shape is known)."""
+        if self._functional is None:
+            self.build()
+        return self._functional.plan
+
+    @property
+    def inputs(self):
+        """The model's input KerasTensors, flat, in order."""
+        return self._graph_attribute("inputs")
+
+    @property
+    def outputs(self):
+        """The model's output KerasTensors, flat, in order."""
+        return self._graph_attribute("outputs")
+
+    @property
+    def input(self):
+        """The input tensor(s), in the structure the model was built with."""
+        return self._graph_attribute("input")
+
+    @property
+    def output(self):
+        """The output tensor(s)."""
+        return self._graph_attribute("output")
+
+    @property
+    def input_names(self):
+        """The names of the input layers, in order."""
+        return self._graph_attribute("input_names")
+
+    @property
+    def output_names(self):
+        """The names of the outputs (the last layer's)."""
+        return self._graph_attribute("output_names")
+
+    def _graph_attribute(self, name):
+        if self._functional is None:
+            raise AttributeError(name)
+        return getattr(self._functional, name)
+
+    # ----------------------------------------- running, through the Functional
+    def call(self, inputs, training=False, mask=None, outputs=None):
+        """Runs the layers on ``inputs`` (see ``Functional.call``), building the model first if needed."""
+        return self._functional_for(inputs).call(inputs, training=training, mask=mask, outputs=outputs)
+
+    def forward(self, inputs, training=True, mask=None, outputs=None):
+        return self._functional_for(inputs).forward(inputs, training=training, mask=mask, outputs=outputs)
+
+    def backward(self, tape, grad_outputs):
+        return self._functional.backward(tape, grad_outputs)
+
+    def compute_mask(self, inputs, mask=None):
+        return self._functional_for(inputs).compute_mask(inputs, mask)
+
+    def _may_make_masks(self):
+        return self._functional is not None and self._functional._may_make_masks()
+
+    def _output_mask_specs(self, inputs, input_mask):
+        return self._functional._output_mask_specs(inputs, input_mask)
+
+    def _fed_inputs(self, args):
+        return self._functional._fed_inputs(args)
+
+    def _as_array(self, value):
+        return as_model_input(value)
+
+    def _standardize_inputs(self, inputs, warn=True, cast_floats=True):
+        return self._functional_for(inputs)._standardize_inputs(inputs, warn=warn, cast_floats=cast_floats)
+
+    def _input_positions(self, inputs, warn):
+        return self._functional._input_positions(inputs, warn)
+
+    def _pack_inputs(self, arrays):
+        return self._functional._pack_inputs(arrays)
+
+    def _run_flat(self, arrays, training=False):
+        return self._functional._run_flat(arrays, training=training)
+
+    def _forward_flat(self, arrays):
+        return self._functional._forward_flat(arrays)
+
+    def _backward_flat(self, tape, grad_outputs):
+        return self._functional._backward_flat(tape, grad_outputs)
+
+    def _has_structured_outputs(self):
+        return self._functional._has_structured_outputs()
+
+    def _pack_outputs(self, flat):
+        return self._functional._pack_outputs(flat)
 
     def compute_output_spec(self, inputs, **kwargs):
         """The symbolic outputs for symbolic ``inputs``: through the graph once
         the model is built (checked against its inputs), else layer by layer
-        without building anything, as Keras does; ``compute_output_shape``
-        (Functional's) reads it.
+        without building anything, as Keras does.
 
         Example:
             >>> from layers import Dense
             >>> Sequential([Dense(4), Dense(8)]).compute_output_shape((1, 2))
             (1, 8)
         """
-        if self._graph_plan is not None:
-            return super().compute_output_spec(inputs, **kwargs)
+        if self._functional is not None:
+            return self._functional.compute_output_spec(inputs, **kwargs)
         for layer in self.layers:
             inputs = layer.compute_output_spec(inputs)
         return inputs
+
+    def compute_output_shape(self, input_shape):
+        """Output shape(s) for input shape(s), as ``Functional.compute_output_shape``; unbuilt, layer by layer."""
+        outputs = self.compute_output_spec(specs_for_shapes(input_shape, self.name))
+        return tree.map_structure(lambda t: t.shape, outputs)
 
     def get_config(self):
         from engine.network.functional_config import serialize_layer
 
         config = {"name": self.name, "trainable": self.trainable,
                   "layers": [serialize_layer(layer) for layer in self._stack]}
-        if self._graph_plan is not None and isinstance(self._stack[0], InputLayer):
+        if self._functional is not None and isinstance(self._stack[0], InputLayer):
             config["build_input_shape"] = list(self._stack[0].batch_shape)
         return config
 

@@ -628,9 +628,8 @@ class _Outputs:
     holds each flat output's index: no tensors, so that it pickles)."""
 
     def __init__(self, model):
-        structure = getattr(model, "_outputs_struct", None)
-        if structure is None:
-            structure = model._output_structure
+        graph = model._graph_model()  # a functional model, or a Sequential's Functional
+        structure = model._output_structure if graph is None else graph.output
         self.model_name = model.name
         self.paths = _paths(structure)
         self.structure = tree.pack_as(structure, range(len(self.paths)))

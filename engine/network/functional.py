@@ -278,7 +278,7 @@ class Functional(Model):
         return self.plan.forward(arrays, training=True)
 
     def _backward_flat(self, tape, grad_outputs):
-        return self.plan.backward(tape, grad_outputs)[1]
+        return self.plan.backward(tape, grad_outputs, input_gradients=False)[1]
 
     def _outputs_known(self):
         return True

@@ -11,6 +11,9 @@ plan in reverse and sums gradients where a tensor fans out and across the calls
 of a shared layer.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 from engine import tree
@@ -38,7 +41,8 @@ class Step:
     ``bound_arguments``, read here, never re-derived."""
 
     __slots__ = ("node", "layer", "arguments", "in_slots", "out_slots", "free_slots", "passes_training",
-                 "sets_call_context", "passes_mask", "first_slots", "first_single", "argument_masks")
+                 "sets_call_context", "passes_mask", "first_slots", "first_single", "argument_masks",
+                 "skips_input_gradient")
 
     def __init__(self, node, in_slots, out_slots):
         self.node = node
@@ -51,6 +55,8 @@ class Step:
         # A layer without a hand-written backward may call layers that follow its ``training`` (Layer._call).
         self.sets_call_context = not self.layer._has_backward()
         self.passes_mask = "mask" in call_parameters(type(self.layer))
+        # Its backward can leave out the input gradient when no earlier step reads it (Conv, Dense, BN).
+        self.skips_input_gradient = "input_gradient" in backward_parameters(type(self.layer))
         first, self.first_single = self.arguments.first_tensors()
         self.first_slots = [in_slots[i] for i in first]
         self.argument_masks = [(name, [in_slots[i] for i in indices], single)
@@ -330,9 +336,39 @@ class ExecutionPlan:
         out_masks = [None] * len(self.output_slots) if masks is None else [masks[s] for s in self.output_slots]
         return [values[slot] for slot in self.output_slots], out_masks
 
-    def backward(self, tape, grad_outputs):
+    def input_gradients_read(self, input_gradients=True):
+        """For each step, whether backward needs the gradient of its inputs: a
+        step upstream has trainable weights (or a traced call, whose weights
+        the plan cannot see), or the step reads a plan input whose gradient is
+        asked for (``input_gradients``). A step for which this is False and
+        which has no trainable weights is left out of backward; a layer that
+        takes ``input_gradient=False`` in its backward skips that product.
+
+        Example:
+            >>> from engine import Input, Model
+            >>> from layers import Dense
+            >>> x = Input(shape=(3,))
+            >>> plan = Model(x, Dense(1)(Dense(2)(x))).plan
+            >>> plan.input_gradients_read(input_gradients=False)
+            [False, True]
+        """
+        carries = [input_gradients] * len(self.tensors)
+        reads = []
+        for step in self.steps:
+            read = any(carries[slot] for slot in step.in_slots)
+            reads.append(read)
+            carried = read or _has_trainable_weights(step.layer)
+            for slot in step.out_slots:
+                carries[slot] = carried
+        return reads
+
+    def backward(self, tape, grad_outputs, input_gradients=True):
         """Returns (gradients of the flat inputs, {Variable: gradient}) given the
-        gradients of the flat outputs (``None`` for an output without one)."""
+        gradients of the flat outputs (``None`` for an output without one).
+        ``input_gradients=False`` when the caller reads the weights' gradients
+        only (``fit``): the gradients of the inputs are then None, and no layer
+        computes a gradient that only they would read."""
+        reads = self.input_gradients_read(input_gradients)
         grads = [None] * len(self.tensors)
         for slot, grad in zip(self.output_slots, grad_outputs):
             _accumulate(grads, slot, grad)
@@ -348,6 +384,11 @@ class ExecutionPlan:
             out_grads = [grads[slot] for slot in step.out_slots]
             if all(g is None for g in out_grads) and not getattr(cache, "has_losses", False):
                 continue  # nothing after this step needs its gradient, and it added no loss
+            read = reads[index]
+            if not read and not _has_trainable_weights(step.layer):
+                if not tape.reusable:
+                    tape.caches[index] = None
+                continue  # no gradient of this step is read
             if isinstance(cache, (Tape, TracedCall)):
                 cache.loss_seed = tape.loss_seed  # its added losses count as much as this tape's
             if isinstance(cache, Tape):
@@ -361,14 +402,14 @@ class ExecutionPlan:
                 grad_out = out_grads[0]
             else:
                 grad_out = tree.pack_as(step.node.outputs, out_grads)
-            grad_in, grad_w = step.layer.backward(cache, grad_out)
+            if read or not step.skips_input_gradient:
+                grad_in, grad_w = step.layer.backward(cache, grad_out)
+            else:
+                grad_in, grad_w = step.layer.backward(cache, grad_out, input_gradient=False)
             if not tape.reusable:
                 tape.caches[index] = None
-            if step.arguments.single and type(grad_in) is np.ndarray:
-                _accumulate(grads, step.in_slots[0], grad_in)
-            else:
-                for slot, grad in zip(step.in_slots, step.arguments.route(step.layer, grad_in)):
-                    _accumulate(grads, slot, grad)
+            if read:
+                _accumulate_inputs(grads, step, grad_in)
             if step.layer.trainable:
                 for variable, grad in grad_w.items():
                     if variable.trainable:
@@ -463,12 +504,38 @@ def _tensor_name(tensor):
     return f"{history.layer.name}[{history.node_index}][{history.tensor_index}]"
 
 
+def _has_trainable_weights(layer):
+    """Whether backward computes gradients of ``layer``'s weights: it has
+    trainable ones, or its call is traced (the tape finds the weights it uses)."""
+    return not layer._has_backward() or bool(layer.trainable_weights)
+
+
+@functools.cache
+def backward_parameters(layer_class):
+    """The parameter names of ``layer_class.backward``.
+
+    >>> from layers import Conv2D, ReLU
+    >>> "input_gradient" in backward_parameters(Conv2D), "input_gradient" in backward_parameters(ReLU)
+    (True, False)
+    """
+    return frozenset(inspect.signature(layer_class.backward).parameters)
+
+
 def _store(values, out_slots, out):
     if len(out_slots) == 1 and not isinstance(out, (list, tuple, dict)):
         values[out_slots[0]] = out
     else:
         for slot, array in zip(out_slots, tree.flatten(out)):
             values[slot] = array
+
+
+def _accumulate_inputs(grads, step, grad_in):
+    """Adds the gradients of ``step``'s arguments (its backward's ``grad_in``) to those of the slots it reads."""
+    if step.arguments.single and type(grad_in) is np.ndarray:
+        _accumulate(grads, step.in_slots[0], grad_in)
+    else:
+        for slot, grad in zip(step.in_slots, step.arguments.route(step.layer, grad_in)):
+            _accumulate(grads, slot, grad)
 
 
 def _accumulate(grads, slot, grad):

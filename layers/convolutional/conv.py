@@ -52,10 +52,14 @@ class _Conv(_BaseConv):
         outputs, z = self._finish(z)
         return outputs, (x.shape[1:-1], pads, saved, z, outputs)
 
-    def backward(self, cache, grad_outputs):
+    def backward(self, cache, grad_outputs, input_gradient=True):
+        """``input_gradient=False`` (the plan's, when no earlier layer reads it) leaves
+        out the input gradient, returning None for it."""
         spatial, pads, saved, z, outputs = cache
         grad_z, grads = self._finish_backward(z, outputs, grad_outputs)
         grads[self.kernel] = conv_kernel_grad(saved, grad_z, self.kernel.value, self.strides, self.dilation_rate, pads)
+        if not input_gradient:
+            return None, grads
         grad_x = conv_input_grad(grad_z, self.kernel.value, self.strides, self.dilation_rate, pads, spatial,
                                  self.groups)
         return from_channels_last(grad_x, self.data_format), grads

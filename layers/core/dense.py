@@ -97,7 +97,9 @@ class Dense(Layer):
         y = self.activation(z)
         return y, (inputs, z, y)
 
-    def backward(self, cache, grad_outputs):
+    def backward(self, cache, grad_outputs, input_gradient=True):
+        """``input_gradient=False`` (the plan's, when no earlier layer reads it) leaves
+        out the input gradient, returning None for it."""
         inputs, z, y = cache
         grad_z = self.activation.gradient(z, y, grad_outputs)
         flat_x = inputs.reshape(-1, inputs.shape[-1])
@@ -105,7 +107,7 @@ class Dense(Layer):
         grads = {self.kernel: flat_x.T @ flat_g}
         if self.bias is not None:
             grads[self.bias] = flat_g.sum(axis=0)
-        return grad_z @ self.kernel.value.T, grads
+        return (grad_z @ self.kernel.value.T if input_gradient else None), grads
 
     def flops(self, input_shapes, output_shapes):
         """The matmul (2 per multiply-add) and the bias add; the activation is not counted."""

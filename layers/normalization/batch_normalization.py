@@ -114,12 +114,14 @@ class BatchNormalization(_AffineNormalization):
             shape[axis] = inputs.shape[axis]
         return inputs * scale.reshape(shape) + shift.reshape(shape)
 
-    def backward(self, cache, grad_outputs):
+    def backward(self, cache, grad_outputs, input_gradient=True):
         """With ``dy`` the output gradient, ``c = x - mean``, ``a = gamma * inv_std`` and
         ``n`` positions per feature: ``dbeta = sum(dy)``, ``dgamma = inv_std * sum(dy * c)``
         and, with the batch's statistics,
         ``dx = a * dy + c * (-a * inv_std**2 * sum(dy * c) / n) - a * dbeta / n``
-        (with the moving ones, ``dx = a * dy``): one pass for the sums, one for ``dx``."""
+        (with the moving ones, ``dx = a * dy``): one pass for the sums, one for ``dx``,
+        left out (None) with ``input_gradient=False`` (the plan's, when no earlier
+        layer reads it)."""
         inputs, mean, inv_std, batch_statistics = cache
         rows, groups = feature_rows(inputs, self._param_axes)
         grad_rows, _ = feature_rows(grad_outputs, self._param_axes)
@@ -131,6 +133,8 @@ class BatchNormalization(_AffineNormalization):
                 grads[self.gamma] = (grad_dot * inv_std).reshape(self.gamma.shape)
             if self.beta is not None:
                 grads[self.beta] = grad_sum.reshape(self.beta.shape)
+        if not input_gradient:
+            return None, grads
         if not batch_statistics:
             grad_inputs = grad_rows * np.tile(scale, groups)
         else:

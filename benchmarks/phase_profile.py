@@ -1,6 +1,7 @@
 """Where a training step's time goes: seconds per layer and phase (forward,
 backward, and call for inference outside a tape) and in the optimizer's update, summed over N steps, as a table sorted
-by time with each row's share of the step (issue 29).
+by time with each row's share of the step (issue 29). Seconds of CPU time (``time.process_time``, every
+thread of the process), which other processes on a shared machine do not inflate as they do wall time.
 
 The timing wraps the ``call``, ``forward`` and ``backward`` methods of each
 layer instance (and each optimizer's ``apply``) for the run and restores them after;
@@ -75,11 +76,11 @@ class PhaseTimer:
 
         def timed(*args, **kwargs):
             inner.append(0.0)
-            start = time.perf_counter()
+            start = time.process_time()
             try:
                 return method(*args, **kwargs)
             finally:
-                elapsed = time.perf_counter() - start
+                elapsed = time.process_time() - start
                 seconds[key] += elapsed - inner.pop()
                 if inner:
                     inner[-1] += elapsed
@@ -115,10 +116,10 @@ def profile(name, batch, steps, smoke=False):
         layers, optimizers = leaf_layers(step.model), [step.model.optimizer]
     step()  # warm-up: builds the optimizer's slots and the plans
     with PhaseTimer(layers, optimizers) as timer:
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(steps):
             step()
-        total = time.perf_counter() - start
+        total = time.process_time() - start
     rows = [{"layer": layer, "type": kind, "phase": phase, "seconds": seconds, "share": seconds / total}
             for (layer, kind, phase), seconds in timer.seconds.items()]
     other = total - sum(row["seconds"] for row in rows)

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from layers.convolutional._runs import over_runs, sample_runs
+from layers.convolutional._runs import blas_for, over_runs, sample_runs
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 
@@ -328,7 +328,8 @@ def _im2col_conv(x, kernel, strides, dilation_rate, pads, groups=1):
     view = view.reshape(view.shape[:-1] + (groups, x.shape[-1] // groups))
     positions = x.shape[0] * math.prod(out)  # explicit sizes: an empty batch leaves -1 ambiguous
     cols = np.moveaxis(view, -2, 0).reshape(groups, positions, kernel[..., 0].size)
-    outputs = np.matmul(cols, _grouped_kernel(kernel, groups))
+    with blas_for(2 * cols.size * kernel.shape[-1] // groups):
+        outputs = np.matmul(cols, _grouped_kernel(kernel, groups))
     return np.moveaxis(outputs, 0, 1).reshape((x.shape[0],) + out + (kernel.shape[-1],)), cols
 
 
@@ -338,7 +339,9 @@ def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, gr
     kernel_size, (in_per_group, filters) = kernel.shape[:-2], kernel.shape[-2:]
     rank, taps = len(kernel_size), math.prod(kernel_size)
     per_group = kernel.reshape(taps, in_per_group, groups, filters // groups).transpose(2, 3, 0, 1)
-    grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups), per_group.reshape(groups, -1, taps * in_per_group))
+    with blas_for(2 * grad_outputs.size * taps * in_per_group):
+        grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups),
+                              per_group.reshape(groups, -1, taps * in_per_group))
     grad_cols = grad_cols.reshape((groups,) + grad_outputs.shape[:-1] + kernel_size + (in_per_group,))
     # (*kernel_size, batch, *out, groups, in_per_group): the taps lead, as col2im wants
     grad_cols = np.moveaxis(grad_cols, (*range(rank + 2, 2 * rank + 2), 0), (*range(rank), 2 * rank + 1))
@@ -349,7 +352,8 @@ def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, gr
 def _cols_kernel_grad(cols, grad_outputs, kernel_shape):
     """Gradient of ``_im2col_conv``'s kernel: ``cols^T @ grad_outputs`` per group."""
     groups = cols.shape[0]
-    grad = np.matmul(np.swapaxes(cols, 1, 2), _grouped_outputs(grad_outputs, groups))
+    with blas_for(2 * cols.size * grad_outputs.shape[-1] // groups):
+        grad = np.matmul(np.swapaxes(cols, 1, 2), _grouped_outputs(grad_outputs, groups))
     grad = grad.reshape((groups,) + tuple(kernel_shape[:-1]) + (-1,))
     return np.moveaxis(grad, 0, -2).reshape(kernel_shape)
 

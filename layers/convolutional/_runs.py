@@ -4,8 +4,15 @@ worked on one after the other, or split between ``engine.num_threads()`` threads
 Split between threads, each run makes its copy and multiplies it on its own
 core, with BLAS held to one thread meanwhile: the copies run in parallel too,
 and no product waits for BLAS threads that other work keeps busy.
+
+A convolution's products outside runs (im2col, col2im, their kernel gradients)
+use BLAS' threads only when they are large (``blas_for``): split between two
+threads, a product of a few MFLOPs spent more time handing work over than
+working (a small ResNet's step took twice the CPU time of one thread, and more
+wall time too).
 """
 
+import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,6 +21,7 @@ from threadpoolctl import ThreadpoolController
 from engine.blas_threads import num_threads
 
 RUN_BYTES = 1 << 18  # a run's copy, well inside a core's L2 cache (256 KB to 2 MB on current CPUs)
+THREADED_FLOPS = 1 << 27  # 134 MFLOPs: a few milliseconds of one core, where handing work over costs microseconds
 
 
 def sample_runs(batch, bytes_per_sample):
@@ -46,6 +54,23 @@ def over_runs(work, runs):
         return [work(start, stop) for start, stop in runs]
     with _blas().limit(limits=1, user_api="blas"):
         return list(_pool(threads).map(lambda run: work(*run), runs))
+
+
+def blas_for(flops):
+    """A context in which a product of ``flops`` runs: BLAS held to one thread
+    below ``THREADED_FLOPS``, at its own count above.
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.ones((4, 3))
+        >>> with blas_for(2 * a.size * 3):
+        ...     product = a @ a.T
+        >>> float(product[0, 0])
+        3.0
+    """
+    if flops >= THREADED_FLOPS or num_threads() < 2:
+        return contextlib.nullcontext()
+    return _blas().limit(limits=1, user_api="blas")
 
 
 @functools.cache

@@ -34,3 +34,36 @@ def test_strip_convolution_split_between_threads_matches_one_thread(monkeypatch)
     np.testing.assert_allclose(outputs, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, (1, 1), (1, 1), pads),
                                expected_kernel_grad, rtol=1e-12, atol=1e-12)
+
+
+def test_products_below_the_threaded_size_hold_blas_to_one_thread_and_large_ones_keep_its_threads(monkeypatch):
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    blas = ThreadpoolController().select(user_api="blas")
+
+    def threads_in(flops):
+        with _runs.blas_for(flops):
+            return [lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()]
+
+    with blas.limit(limits=2):
+        assert set(threads_in(_runs.THREADED_FLOPS - 1)) == {1}
+        assert set(threads_in(_runs.THREADED_FLOPS)) == {2}
+    monkeypatch.setattr(_runs, "num_threads", lambda: 1)
+    with blas.limit(limits=2):
+        assert set(threads_in(1)) == {2}  # one thread chosen: BLAS is already held by set_num_threads, left alone
+
+
+def test_an_im2col_convolution_below_the_threaded_size_gives_the_same_result_held_to_one_thread(monkeypatch):
+    rng = np.random.default_rng(1)
+    x, kernel, grad = rng.normal(size=(4, 6, 6, 3)), rng.normal(size=(3, 3, 3, 8)), rng.normal(size=(4, 3, 3, 8))
+    pads = ((1, 0), (1, 0))
+    monkeypatch.setattr(_runs, "num_threads", lambda: 1)
+    expected, saved = _im2col.conv(x, kernel, (2, 2), (1, 1), pads)
+    expected_grads = (_im2col.conv_input_grad(grad, kernel, (2, 2), (1, 1), pads, (6, 6)),
+                      _im2col.conv_kernel_grad(saved, grad, kernel, (2, 2), (1, 1), pads))
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    outputs, saved = _im2col.conv(x, kernel, (2, 2), (1, 1), pads)
+    np.testing.assert_allclose(outputs, expected, rtol=1e-12)
+    np.testing.assert_allclose(_im2col.conv_input_grad(grad, kernel, (2, 2), (1, 1), pads, (6, 6)),
+                               expected_grads[0], rtol=1e-12)
+    np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, (2, 2), (1, 1), pads),
+                               expected_grads[1], rtol=1e-12)

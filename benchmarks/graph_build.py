@@ -1,6 +1,8 @@
 """Graph construction time against depth: a chain of Dense layers plus Model(...),
 nodeweave against Keras 3 (numpy backend). Goal (issue 2): at most 20 us per
-layer and linear in depth up to 100,000 layers."""
+layer and linear in depth up to 100,000 layers. Also counts the objects a layer
+of the chain leaves for the garbage collector, whose passes over them are what
+grows faster than the depth (a count the machine's load does not change)."""
 
 from benchmarks.harness import pin_threads
 
@@ -35,6 +37,20 @@ def build_keras(depth):
     return keras.Model(x, y)
 
 
+def collector_objects_per_layer(depth=1_000):
+    """The objects the garbage collector tracks per layer of a built chain, with its Model."""
+    import gc
+
+    build_nodeweave(10)
+    gc.collect()
+    before = len(gc.get_objects())
+    model = build_nodeweave(depth)
+    gc.collect()
+    count = (len(gc.get_objects()) - before) / depth
+    del model
+    return count
+
+
 def keras_fails(depth):
     try:
         build_keras(depth)
@@ -66,7 +82,9 @@ def main(smoke=False):
         print(f"{depth:>8} {ours['median']:20.1f} {spread:>16} {keras_cell} {versus}")
         rows.append({"depth": depth, "nodeweave_us_per_layer": ours, "keras_us_per_layer": theirs,
                      "keras_failure": failure})
-    save("graph_build", {"units": UNITS, "rows": rows, "goal_us_per_layer": 20})
+    tracked = collector_objects_per_layer(100 if smoke else 1_000)
+    print(f"objects tracked by the garbage collector per layer: {tracked:.1f}")
+    save("graph_build", {"units": UNITS, "rows": rows, "goal_us_per_layer": 20, "collector_objects_per_layer": tracked})
     return rows
 
 

@@ -60,26 +60,25 @@ def assert_input_compatibility(input_spec, inputs, layer_name):
 def _check_one(spec, x, index, layer_name):
     shape = tuple(x.shape)
     ndim = len(shape)
-    prefix = f"Input {index} of layer {layer_name} is incompatible with the layer: "
     if spec.ndim is not None and not spec.allow_last_axis_squeeze and ndim != spec.ndim:
-        raise ValueError(prefix + f"expected ndim={spec.ndim}, found ndim={ndim}. Full shape received: {shape}")
+        _refuse(index, layer_name, f"expected ndim={spec.ndim}, found ndim={ndim}. Full shape received: {shape}")
     if spec.max_ndim is not None and ndim > spec.max_ndim:
-        raise ValueError(prefix + f"expected max_ndim={spec.max_ndim}, found ndim={ndim}. Full shape received: {shape}")
+        _refuse(index, layer_name, f"expected max_ndim={spec.max_ndim}, found ndim={ndim}. Full shape received: {shape}")
     if spec.min_ndim is not None and ndim < spec.min_ndim:
-        raise ValueError(prefix + f"expected min_ndim={spec.min_ndim}, found ndim={ndim}. Full shape received: {shape}")
+        _refuse(index, layer_name, f"expected min_ndim={spec.min_ndim}, found ndim={ndim}. Full shape received: {shape}")
     if spec.dtype is not None:
         if dtype_kind(x.dtype) != dtype_kind(spec.dtype):
-            raise ValueError(prefix + f"expected dtype {spec.dtype} (or another of its kind) but received input with dtype {dtype_name(x.dtype)}")
+            _refuse(index, layer_name, f"expected dtype {spec.dtype} (or another of its kind) but received input "
+                                       f"with dtype {dtype_name(x.dtype)}")
     for axis, value in spec.axes.items():
         if value is None:
             continue
         if not -ndim <= axis < ndim:
-            raise ValueError(prefix + f"expected axis {axis} of input shape to exist but received input with shape {shape}")
-        if shape[axis] not in (value, None):
-            raise ValueError(
-                prefix + f"expected axis {axis} of input shape to have value {value} "
-                f"but received input with shape {shape}"
-            )
+            _refuse(index, layer_name,
+                    f"expected axis {axis} of input shape to exist but received input with shape {shape}")
+        if shape[axis] != value and shape[axis] is not None:
+            _refuse(index, layer_name,
+                    f"expected axis {axis} of input shape to have value {value} but received input with shape {shape}")
     if spec.shape is not None:
         received = shape
         expected = spec.shape
@@ -89,4 +88,8 @@ def _check_one(spec, x, index, layer_name):
         if len(received) != len(expected) or any(
             e is not None and r is not None and e != r for e, r in zip(expected, received)
         ):
-            raise ValueError(prefix + f"expected shape={spec.shape}, found shape={shape}")
+            _refuse(index, layer_name, f"expected shape={spec.shape}, found shape={shape}")
+
+
+def _refuse(index, layer_name, what):
+    raise ValueError(f"Input {index} of layer {layer_name} is incompatible with the layer: {what}")

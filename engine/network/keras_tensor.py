@@ -37,6 +37,14 @@ _SYMBOLIC_HINT = (
 )
 
 
+def _dims(shape):
+    """``shape`` as a tuple of ints and Nones (NumPy ints become ints)."""
+    for size in shape:
+        if size is not None and type(size) is not int:
+            return tuple(None if d is None else int(d) for d in shape)
+    return shape if type(shape) is tuple else tuple(shape)
+
+
 class KerasTensor:
     """A symbolic tensor, produced by ``Input`` or by calling a layer on
     other symbolic tensors.
@@ -70,20 +78,24 @@ class KerasTensor:
         'bool'
     """
 
-    __slots__ = ("_shape", "_dtype", "_name", "_keras_history", "_keras_mask", "_mask_of", "_sparse", "_ragged")
+    # The history is kept in three slots, not in a KerasHistory, so that a deep graph holds one object fewer per
+    # tensor for the garbage collector; ``_node_index`` is None until the tensor enters a graph.
+    __slots__ = ("_shape", "_dtype", "_name", "_layer", "_node_index", "_tensor_index", "_keras_mask", "_mask_of",
+                 "_sparse", "_ragged")
     __array_ufunc__ = None  # so `ndarray + KerasTensor` defers to our operators
 
     def __init__(self, shape, dtype="float32", sparse=False, ragged=False, name=None):
         if sparse and ragged:
             raise ValueError(f"KerasTensor {name!r} cannot have `sparse=True` and `ragged=True` at the same time.")
-        object.__setattr__(self, "_sparse", bool(sparse))
-        object.__setattr__(self, "_ragged", bool(ragged))
-        object.__setattr__(self, "_shape", tuple(None if d is None else int(d) for d in shape))
-        object.__setattr__(self, "_dtype", dtype_name(dtype))
-        object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_keras_history", None)
-        object.__setattr__(self, "_keras_mask", None)
-        object.__setattr__(self, "_mask_of", None)  # for a mask spec: the tensor whose mask it is
+        _init(self, _dims(shape), dtype_name(dtype), name, bool(sparse), bool(ragged))
+
+    @classmethod
+    def _spec(cls, shape, dtype):
+        """A tensor of ``shape`` (sizes or None, in a tuple or list) and ``dtype`` (a dtype name), unnamed and dense:
+        what a symbolic call returns, made without the checks of the constructor."""
+        spec = _new(cls)
+        _init(spec, _dims(shape), dtype, None, False, False)
+        return spec
 
     @property
     def shape(self):
@@ -116,15 +128,24 @@ class KerasTensor:
         """The number of axes, batch axis included."""
         return len(self._shape)
 
+    @property
+    def _keras_history(self):
+        """``(layer, node_index, tensor_index)``, a ``KerasHistory``; None before the tensor enters a graph."""
+        if self._node_index is None:
+            return None
+        return _history(KerasHistory, (self._layer, self._node_index, self._tensor_index))
+
     def _set_history(self, layer, node_index, tensor_index):
-        if self._keras_history is not None:
+        if self._node_index is not None:
             raise ValueError(
                 f"KerasTensor {self._name!r} already comes from layer "
                 f"{self._keras_history.layer.name!r}; a tensor is produced by one layer call."
             )
-        object.__setattr__(self, "_keras_history", KerasHistory(layer, node_index, tensor_index))
+        _set_layer(self, layer)
+        _set_node_index(self, node_index)
+        _set_tensor_index(self, tensor_index)
         if self._name is None:
-            object.__setattr__(self, "_name", f"{layer.name}[{node_index}][{tensor_index}]")
+            _set_name(self, f"{layer.name}[{node_index}][{tensor_index}]")
 
     def _set_mask(self, mask):
         """Records the spec of the mask this tensor will carry (set once, by the layer call that made it)."""
@@ -136,12 +157,14 @@ class KerasTensor:
         """Gives a tensor made directly (``KerasTensor(shape)``), on its first use
         as a layer's input, the history of a graph entry point that no layer
         produced: ``(None, 0, 0)``, as in Keras."""
-        if self._keras_history is None:
+        if self._node_index is None:
             if self._name is None:
                 from engine.network.naming import unique_name
 
                 object.__setattr__(self, "_name", unique_name("keras_tensor"))
-            object.__setattr__(self, "_keras_history", KerasHistory(None, 0, 0))
+            _set_layer(self, None)
+            _set_node_index(self, 0)
+            _set_tensor_index(self, 0)
 
     def __setattr__(self, name, value):
         raise AttributeError(
@@ -353,6 +376,28 @@ def _binary(op, left, right):
 def _operator_layers():
     """``engine.network.ops``, the operator layers: it imports this module, so it lends itself from above."""
     return extensions.provided("operator_layers")
+
+
+_new = object.__new__
+_history = tuple.__new__  # KerasHistory(...) without the frame of its generated __new__
+_set_shape, _set_dtype, _set_name = KerasTensor._shape.__set__, KerasTensor._dtype.__set__, KerasTensor._name.__set__
+_set_layer, _set_node_index = KerasTensor._layer.__set__, KerasTensor._node_index.__set__
+_set_tensor_index, _set_keras_mask = KerasTensor._tensor_index.__set__, KerasTensor._keras_mask.__set__
+_set_mask_of, _set_sparse, _set_ragged = KerasTensor._mask_of.__set__, KerasTensor._sparse.__set__, KerasTensor._ragged.__set__
+
+
+def _init(tensor, shape, dtype, name, sparse, ragged):
+    """Sets every slot of a new tensor (its class refuses ``setattr``)."""
+    _set_shape(tensor, shape)
+    _set_dtype(tensor, dtype)
+    _set_name(tensor, name)
+    _set_layer(tensor, None)
+    _set_node_index(tensor, None)
+    _set_tensor_index(tensor, None)
+    _set_keras_mask(tensor, None)
+    _set_mask_of(tensor, None)  # for a mask spec: the tensor whose mask it is
+    _set_sparse(tensor, sparse)
+    _set_ragged(tensor, ragged)
 
 
 def not_from_a_layer_error(tensor, role):

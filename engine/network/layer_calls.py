@@ -75,6 +75,8 @@ class LayerCalls:
         return self._call_template(args, kwargs)
 
     def _call_template(self, args, kwargs):
+        if len(args) == 1 and not kwargs and type(args[0]) is KerasTensor:  # the common symbolic call: one tensor
+            return self._symbolic_call(args, kwargs, args)
         if not args:  # the first argument by keyword: inputs=, or query= for attention
             first = first_argument_name(self)
             if first not in kwargs:
@@ -167,21 +169,25 @@ class LayerCalls:
 
     def _check_inputs(self, flat_inputs):
         count = len(flat_inputs)
-        # Keras' phrase for a layer of fixed arity (its tests match it), then ours.
-        exact = (f"A `{type(self).__name__}` layer should be called on exactly {self.min_inputs} inputs. "
-                 if self.min_inputs is not None and self.min_inputs == self.max_inputs else "")
         if self.min_inputs is not None and count < self.min_inputs:
             raise ValueError(
-                f'{exact}Layer "{self.name}" ({type(self).__name__}) expects at least {self.min_inputs} '
-                f"inputs, but it received {count} input{'s' if count != 1 else ''}. "
+                f'{self._exact_arity()}Layer "{self.name}" ({type(self).__name__}) expects at least '
+                f"{self.min_inputs} inputs, but it received {count} input{'s' if count != 1 else ''}. "
                 "Pass the inputs as a list: layer([x1, x2])."
             )
         if self.max_inputs is not None and count > self.max_inputs:
             raise ValueError(
-                f'{exact}Layer "{self.name}" ({type(self).__name__}) expects at most {self.max_inputs} '
-                f"input{'s' if self.max_inputs != 1 else ''}, but it received {count} inputs."
+                f'{self._exact_arity()}Layer "{self.name}" ({type(self).__name__}) expects at most '
+                f"{self.max_inputs} input{'s' if self.max_inputs != 1 else ''}, but it received {count} inputs."
             )
-        assert_input_compatibility(self.input_spec, flat_inputs, self.name)
+        if self.input_spec:
+            assert_input_compatibility(self.input_spec, flat_inputs, self.name)
+
+    def _exact_arity(self):
+        """Keras' phrase for a layer of fixed arity (its tests match it), put before ours; empty otherwise."""
+        if self.min_inputs is not None and self.min_inputs == self.max_inputs:
+            return f"A `{type(self).__name__}` layer should be called on exactly {self.min_inputs} inputs. "
+        return ""
 
     def _build_for_call(self, inputs, args, kwargs):
         """Builds on the first call: ``build`` gets the shapes of ``inputs``, or each argument's by name."""

@@ -11,14 +11,32 @@ import numpy as np
 
 from engine.training import constraints, regularizers
 from engine.network import initializers
-from engine.dtypes import dtype_kind, dtype_name
+from engine.dtypes import dtype_name
 from engine.files.load_limits import charge_weight
 from engine.files.storable_names import check_weight_name, positional_weight_args
 from engine.network.tracking import refuse_new_state, seed_states
 from engine.network.variable import Variable
-from engine.network.weight_draws import pending_draw
+from engine.network.weight_draws import drawn_later
 
 _AGGREGATIONS = {None, "none", "mean", "sum", "only_first_replica"}
+#: Weight names already found storable ("kernel", "bias"...): checked once, not at every weight.
+_CHECKED_NAMES = set()
+_MAX_CHECKED_NAMES = 4096
+#: ``{dtype as given: (its name, its NumPy dtype)}``, filled as dtypes are met.
+_DTYPES = {}
+
+
+def _dtype_names(dtype):
+    """``(name, numpy dtype)`` of ``dtype`` (a name, a NumPy type or dtype), looked up once per distinct dtype."""
+    try:
+        return _DTYPES[dtype]
+    except (KeyError, TypeError):  # TypeError: an unhashable dtype-like
+        named = (dtype_name(dtype), np.dtype(dtype))
+        try:
+            _DTYPES[dtype] = named
+        except TypeError:
+            pass
+        return named
 
 
 class LayerWeights:
@@ -69,30 +87,42 @@ class LayerWeights:
                 f"Layer {self.name!r} expects aggregation in {sorted(_AGGREGATIONS, key=str)}, "
                 f"received {aggregation!r}."
             )
-        check_weight_name(self, name)
-        shape = tuple(int(d) for d in (shape or ()))
-        dtype = dtype_name(dtype or self.dtype)
+        if name is not None and (type(name) is not str or name not in _CHECKED_NAMES):
+            check_weight_name(self, name)
+            if len(_CHECKED_NAMES) < _MAX_CHECKED_NAMES:
+                _CHECKED_NAMES.add(name)
+        shape = tuple(map(int, shape)) if shape else ()
+        dtype, np_dtype = _dtype_names(dtype or self.dtype)
         if initializer is None:
-            initializer = "glorot_uniform" if dtype_kind(dtype) == "f" else "zeros"
+            initializer = "glorot_uniform" if np_dtype.kind == "f" else "zeros"
         initializer = initializers.get(initializer)
         if charge_weight(self.name, name, shape, dtype, initializer):
             initializer = initializers.get("zeros")  # a load assigns it from the file: no initial values to draw
-        value = pending_draw(initializer, shape, dtype)
-        if value is None:
+        later, place = drawn_later(initializer)
+        if not later:
             value = np.asarray(initializer(shape, dtype=dtype), dtype=dtype)
             if value.shape != shape:
                 raise ValueError(f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, "
                                  f"expected {shape}.")
         variables = self._tracked("_variables")
         name = name or f"variable_{len(variables)}"
-        refuse_new_state(self, f"weight {name!r}")
-        if variables and any(variable.name == name for variable in variables):
-            raise ValueError(
-                f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file keeps "
-                "weights by name, so give each weight of a layer its own name."
-            )
-        variable = Variable(value, name=name, path=f"{self.name}/{name}", trainable=trainable,
-                            regularizer=regularizers.get(regularizer), constraint=constraints.get(constraint))
+        if self.__dict__.get("_state_locked"):
+            refuse_new_state(self, f"weight {name!r}")
+        for variable in variables:
+            if variable.name == name:
+                raise ValueError(
+                    f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file "
+                    "keeps weights by name, so give each weight of a layer its own name."
+                )
+        regularizer = None if regularizer is None else regularizers.get(regularizer)
+        constraint = None if constraint is None else constraints.get(constraint)
+        path = f"{self.name}/{name}"
+        if later:
+            variable = Variable.drawn_on_first_use(initializer, shape, np_dtype, place, name=name, path=path,
+                                                   trainable=trainable, regularizer=regularizer, constraint=constraint)
+        else:
+            variable = Variable(value, name=name, path=path, trainable=trainable, regularizer=regularizer,
+                                constraint=constraint)
         variables.append(variable)
         return variable
 

@@ -68,39 +68,56 @@ class Node:
         ('x', True, True)
     """
 
+    # ``_output_list`` holds the flat outputs of a call with several; a call with one output keeps none (one
+    # object fewer per layer of a deep graph for the garbage collector) and ``output_tensors`` makes the list.
     __slots__ = ("outbound_layer", "call_args", "call_kwargs", "bound_arguments", "input_tensors",
-                 "outputs", "output_tensors", "fed_inputs", "__weakref__")
+                 "outputs", "_output_list", "fed_inputs", "__weakref__")
 
     def __init__(self, outbound_layer, call_args=(), call_kwargs=None, outputs=(), fed_inputs=None):
         self.outbound_layer = outbound_layer
         self.fed_inputs = fed_inputs
-        self.call_args = tuple(call_args)
-        self.call_kwargs = dict(call_kwargs or {})
+        self.call_args = call_args if type(call_args) is tuple else tuple(call_args)
+        self.call_kwargs = dict(call_kwargs) if call_kwargs else {}
         self.bound_arguments = BoundArguments(outbound_layer, self.call_args, self.call_kwargs)
-        self.input_tensors = self.bound_arguments.tensors
+        self.input_tensors = input_tensors = self.bound_arguments.tensors
         self.outputs = outputs
-        self.output_tensors = [outputs] if isinstance(outputs, KerasTensor) else tree.flatten(outputs)
-        for output in self.output_tensors:
-            if not isinstance(output, KerasTensor):
-                raise ValueError(
-                    f"All operation outputs must be tensors: a Node of layer {outbound_layer.name!r} "
-                    f"({type(outbound_layer).__name__}) was given a non-tensor output, {type(output).__name__}: "
-                    f"{output!r}. A Node records a call on symbolic tensors; its outputs are KerasTensors "
-                    "(from compute_output_spec), not values."
-                )
+        if isinstance(outputs, KerasTensor):
+            self._output_list = None
+            output_tensors = (outputs,)
+        else:
+            self._output_list = output_tensors = tree.flatten(outputs)
+            for output in output_tensors:
+                if not isinstance(output, KerasTensor):
+                    raise ValueError(
+                        f"All operation outputs must be tensors: a Node of layer {outbound_layer.name!r} "
+                        f"({type(outbound_layer).__name__}) was given a non-tensor output, "
+                        f"{type(output).__name__}: {output!r}. A Node records a call on symbolic tensors; its "
+                        "outputs are KerasTensors (from compute_output_spec), not values."
+                    )
 
         with _registration_lock:
             node_index = len(outbound_layer._inbound_nodes)
             outbound_layer._inbound_nodes.append(self)
-            seen = {id(None)}  # a tensor made directly (KerasTensor(shape)) is an entry point: no inbound layer
-            for tensor in self.input_tensors:
+            if len(input_tensors) == 1:
+                tensor = input_tensors[0]
                 tensor._mark_graph_entry()
-                inbound = tensor._keras_history.layer
-                if id(inbound) not in seen:
-                    seen.add(id(inbound))
-                    inbound._outbound_nodes.append(self)
-            for tensor_index, tensor in enumerate(self.output_tensors):
+                if tensor._layer is not None:  # a tensor made directly is an entry point: no inbound layer
+                    tensor._layer._outbound_nodes.append(self)
+            else:
+                seen = {id(None)}
+                for tensor in input_tensors:
+                    tensor._mark_graph_entry()
+                    inbound = tensor._layer
+                    if id(inbound) not in seen:
+                        seen.add(id(inbound))
+                        inbound._outbound_nodes.append(self)
+            for tensor_index, tensor in enumerate(output_tensors):
                 tensor._set_history(outbound_layer, node_index, tensor_index)
+
+    @property
+    def output_tensors(self):
+        """The symbolic outputs, flattened (a new list for a call with one output)."""
+        return [self.outputs] if self._output_list is None else self._output_list
 
     @property
     def arguments(self) -> CallArguments:
@@ -133,10 +150,10 @@ class Node:
         (none for a tensor made directly, which no layer produced)."""
         parents = []
         for tensor in self.input_tensors:
-            layer, node_index, _ = tensor._keras_history
+            layer = tensor._layer
             if layer is None:
                 continue
-            parent = layer._inbound_nodes[node_index]
+            parent = layer._inbound_nodes[tensor._node_index]
             if parent not in parents:
                 parents.append(parent)
         return parents

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from engine import tree
+from engine.dtypes import dtype_name
 from engine.network.call_errors import raise_in_call_context
 from engine.network.call_keywords import call_parameters
 from engine.network.keras_tensor import KerasTensor
@@ -25,7 +26,12 @@ def is_shape(value) -> bool:
         >>> is_shape((None, 3)), is_shape([(None, 3), (None, 4)])
         (True, False)
     """
-    return isinstance(value, (tuple, list)) and all(d is None or isinstance(d, (int, np.integer)) for d in value)
+    if not isinstance(value, (tuple, list)):
+        return False
+    for size in value:
+        if size is not None and type(size) is not int and not isinstance(size, np.integer):
+            return False
+    return True
 
 
 def specs_for_shapes(shapes, dtype: str):
@@ -38,7 +44,7 @@ def specs_for_shapes(shapes, dtype: str):
          {'a': <KerasTensor shape=(2,), dtype=float32, name=None>})
     """
     if is_shape(shapes):
-        return KerasTensor(tuple(shapes), dtype)
+        return KerasTensor._spec(shapes, dtype_name(dtype))
     if isinstance(shapes, dict):
         return {key: specs_for_shapes(value, dtype) for key, value in shapes.items()}
     return type(shapes)(specs_for_shapes(value, dtype) for value in shapes)

@@ -69,6 +69,34 @@ class Variable:
         self.regularizer = regularizer
         self.constraint = constraint
 
+    @classmethod
+    def drawn_on_first_use(cls, initializer, shape, dtype, place, *, name, path, trainable=True, regularizer=None,
+                           constraint=None):
+        """A layer's weight whose values are drawn on first use, as ``Variable(PendingDraw(initializer, shape,
+        dtype, place), ...)`` (see ``engine.network.weight_draws``), made without the checks a user's call needs.
+
+        Args:
+            initializer: a built-in initializer.
+            shape: the shape, a tuple of ints.
+            dtype: the NumPy dtype.
+            place: the seed of the draw, or None to call ``initializer``.
+            name: the weight's name; path: ``"<layer name>/<name>"``.
+            trainable, regularizer, constraint: as for the constructor.
+
+        Example:
+            >>> import numpy as np
+            >>> from engine.network.initializers import Ones
+            >>> v = Variable.drawn_on_first_use(Ones(), (2,), np.dtype("float32"), None, name="w", path="l/w")
+            >>> v.shape, v.numpy()
+            ((2,), array([1., 1.], dtype=float32))
+        """
+        variable = cls.__new__(cls)
+        variable._value, variable._pending, variable._shape, variable._dtype = None, initializer, shape, dtype
+        variable._place, variable.name, variable.path = place, name, path
+        variable.trainable = variable._made_trainable = bool(trainable)
+        variable.regularizer, variable.constraint = regularizer, constraint
+        return variable
+
     @property
     def value(self):
         """The NumPy array; a layer's weight draws it on first use (``engine.network.weight_draws``)."""

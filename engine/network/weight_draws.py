@@ -26,6 +26,9 @@ _BUILT_IN = frozenset(vars(initializers)[name] for name in (
     "GlorotNormal", "HeUniform", "HeNormal", "LecunNormal", "Orthogonal"))
 
 
+_RANDOM = initializers.RandomInitializer
+
+
 class PendingDraw:
     """The initial value of a weight, drawn when ``draw`` is called.
 
@@ -93,6 +96,22 @@ def pending_draw(initializer, shape, dtype):
     if isinstance(initializer, initializers.RandomInitializer) and initializer.seed is None:
         place = _next_place()
     return PendingDraw(initializer, shape, np.dtype(dtype), place)
+
+
+def drawn_later(initializer):
+    """Whether a weight's values from ``initializer`` wait for first use, and the seed of their draw:
+    ``(later, place)``, where ``place`` is as ``PendingDraw``'s (``pending_draw`` without the object).
+
+    Example:
+        >>> from engine.network.initializers import Zeros
+        >>> drawn_later(Zeros()), drawn_later(lambda shape, dtype: None)
+        ((True, None), (False, None))
+    """
+    if type(initializer) not in _BUILT_IN:
+        return False, None
+    if isinstance(initializer, _RANDOM) and initializer.seed is None:
+        return True, _next_place()
+    return True, None
 
 
 def _next_place():

@@ -22,7 +22,7 @@ demo: $(BIN)/python system-deps
 
 test: $(BIN)/python system-deps browser
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	KERAS_BACKEND=jax NODEWEAVE_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
+	NODEWEAVE_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
 # The API reference, rendered by pdoc from the docstrings (tests/docs builds the same modules in CI).
 API_MODULES := engine engine.training.trainer engine.training.callbacks engine.training.losses engine.training.metrics engine.training.optimizers layers graph

@@ -1,11 +1,19 @@
-"""What every test shares: fresh names and seeds, how ``make test`` shares the tests out
-between its two pytest-xdist workers, and a worker that gives memory back between tests.
+"""What every test shares: fresh names and seeds, Keras' backend, how ``make test`` shares the
+tests out between its two pytest-xdist workers, and a worker that gives memory back between tests.
+
+Keras' backend (Keras is the oracle): the first worker (``gw0``), and a run without workers,
+use JAX; the other workers use Keras' NumPy backend, which builds a model without compiling
+anything (ResNet50 in 0.7 s against 9.5 s on JAX, NASNetMobile 0.9 s against 24 s) but cannot
+train, trace or differentiate a Keras model. The files of ``KERAS_JAX_FILES`` need that, so
+they run on the JAX worker only; those of ``KERAS_NUMPY_FILES`` build Keras' applications and
+run on the other workers only. A ``KERAS_BACKEND`` set by hand is kept.
 
 Work units (``make test`` runs ``--dist loadfile``): a file's tests go to one worker
 together, as pytest-xdist does, except in the files of ``SPLIT_FILES``, whose tests share
-nothing costly and are units of their own (each builds and runs Keras' applications for
-10-45 s). Units holding a slow test go out first, then the larger before the smaller, so
-the two workers end together instead of one waiting on the last long file.
+nothing costly and are units of their own (each builds and runs Keras' applications).
+Units holding a slow test go out first, then the larger before the smaller, so the workers
+end together instead of one waiting on the last long file; each worker takes the units kept
+for its backend before the others.
 """
 
 import ctypes
@@ -13,7 +21,9 @@ import gc
 import os
 import sys
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+JAX_WORKER = "gw0"
+os.environ.setdefault("KERAS_BACKEND", "jax" if os.environ.get("PYTEST_XDIST_WORKER", JAX_WORKER) == JAX_WORKER
+                      else "numpy")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -28,6 +38,49 @@ SPLIT_FILES = {
     "tests/layers/test_application_builders_efficient.py",
     "tests/layers/test_application_builders_inception.py",
 }
+# Files that train, trace or differentiate through Keras (``fit``, ``train_on_batch``, ``jax.grad``
+# of a Keras loss, optimizer state written by Keras), or compare with numbers only Keras' JAX
+# backend gives (its pooling ties, softmax over an axis, float32 where the NumPy backend gives float64).
+KERAS_JAX_FILES = {
+    "tests/engine/losses/test_functions_compiled.py",
+    "tests/engine/losses/test_probabilistic.py",
+    "tests/engine/losses/test_regression.py",
+    "tests/engine/optimizers/test_base.py",
+    "tests/engine/optimizers/test_schedules.py",
+    "tests/engine/test_data_sources.py",
+    "tests/engine/test_keras_ops.py",
+    "tests/engine/test_trainer.py",
+    "tests/keras_format/test_compiled_optimizers.py",
+    "tests/keras_format/test_keras_optimizer_state.py",
+    "tests/keras_format/test_read_hostile.py",
+    "tests/keras_format/test_read_in_place.py",
+    "tests/keras_format/test_read_models.py",
+    "tests/keras_format/test_weights_file.py",
+    "tests/keras_format/test_write_models.py",
+    "tests/layers/activation/test_leaky_relu.py",
+    "tests/layers/activation/test_softmax.py",
+    "tests/layers/normalization/test_batch_normalization.py",
+    "tests/layers/pooling/test_max_pooling.py",
+    "tests/layers/test_hard_activations.py",
+    "tests/layers/test_preprocessing_rescaling.py",
+    "tests/parity/test_compile_parity.py",
+    "tests/parity/test_functional_inputs.py",
+    "tests/parity/test_masking.py",
+    "tests/parity/test_sequential_parity.py",
+    "tests/parity/test_utils_parity.py",
+    "tests/reliability/test_batch_zero_and_dtypes.py",
+    "tests/reliability/test_hostile_h5.py",
+}
+# Files that build Keras' applications (10-25 times faster on the NumPy backend) and need nothing more.
+KERAS_NUMPY_FILES = {
+    "tests/guides/test_transfer_learning.py",
+    "tests/keras_format/test_read_applications.py",
+    "tests/layers/test_application_builders.py",
+    "tests/layers/test_application_builders_efficient.py",
+    "tests/layers/test_application_builders_inception.py",
+    "tests/layers/test_applications.py",
+    "tests/parity/test_applications_modules.py",
+}
 # A worker whose resident memory passes the line gives back what the test left (garbage
 # cycles, the C heap's free pages); the line then stands a margin above what stays. Above
 # the second line it also drops XLA's compiled programs (Keras' oracles): dropped at every
@@ -36,6 +89,13 @@ SPLIT_FILES = {
 MEMORY_LINE_BYTES = 1_000_000_000
 MEMORY_MARGIN_BYTES = 300_000_000
 COMPILED_PROGRAMS_LINE_BYTES = 2_000_000_000
+
+
+def pytest_runtest_setup(item):
+    """A test of ``KERAS_JAX_FILES`` in a process where Keras runs on another backend fails at once, saying why."""
+    if item.nodeid.split("::")[0] in KERAS_JAX_FILES and os.environ["KERAS_BACKEND"] != "jax":
+        pytest.fail(f"{item.nodeid} compares with Keras on JAX, but this process has KERAS_BACKEND="
+                    f"{os.environ['KERAS_BACKEND']!r}: run it with KERAS_BACKEND=jax (or unset).", pytrace=False)
 
 
 @pytest.fixture(autouse=True)
@@ -53,12 +113,38 @@ def _work_unit(nodeid: str) -> str:
     return nodeid if path in SPLIT_FILES else path
 
 
+def _backend_for(unit: str):
+    """The Keras backend the work unit ``unit`` is kept for ("jax", "numpy"), or None for any."""
+    path = unit.split("::")[0]
+    return "jax" if path in KERAS_JAX_FILES else "numpy" if path in KERAS_NUMPY_FILES else None
+
+
+def _backend_of(node) -> str:
+    """The Keras backend of the pytest-xdist worker ``node``."""
+    return "jax" if node.workerinput["workerid"] == JAX_WORKER else "numpy"
+
+
 class WorkUnitScheduling(LoadScopeScheduling):
     """pytest-xdist's ``loadfile`` with the units of ``_work_unit``, handed out in the order the
-    workers collected them (see ``pytest_collection_modifyitems``)."""
+    workers collected them (see ``pytest_collection_modifyitems``); a unit kept for a backend
+    goes only to a worker on it, and before the units any worker may take."""
 
     def _split_scope(self, nodeid: str) -> str:
         return _work_unit(nodeid)
+
+    def _assign_work_unit(self, node) -> None:
+        backend = _backend_of(node)
+        present = {_backend_of(other) for other in self.nodes}  # with one worker, it takes everything
+        runnable = [unit for unit in self.workqueue if _backend_for(unit) in (None, backend)
+                    or _backend_for(unit) not in present]
+        if not runnable:  # what is left is kept for the other backend: this worker is done
+            node.shutdown()
+            return
+        unit = next((unit for unit in runnable if _backend_for(unit) == backend), runnable[0])
+        work_unit = self.workqueue.pop(unit)
+        self.assigned_work.setdefault(node, {})[unit] = work_unit
+        collection = self.registered_collections[node]
+        node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -53,6 +53,8 @@ class Sequential(Model):
         ((None, 1), False, 'Functional')
     """
 
+    _naming_keywords = frozenset({"outputs"})  # model(x, outputs="hidden[0][0]") names tensors, as on a Functional
+
     def __init__(self, layers=None, trainable=True, name=None):
         super().__init__(trainable=trainable, name=name or unique_name("sequential"))
         self._stack = []

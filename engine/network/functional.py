@@ -468,7 +468,15 @@ def functional_of(layer):
 def as_model_input(value):
     """A value as a model call passes it on to input standardization: None for an
     optional input, a Variable's array, any other value as an array (the model
-    casts it to its Input's dtype later)."""
+    casts it to its Input's dtype later).
+
+    Args:
+        value: one input value of a model call.
+
+    Example:
+        >>> as_model_input([1, 2]).dtype.kind, as_model_input(None)
+        ('i', None)
+    """
     if value is None:
         return None
     return np.asarray(value.value if isinstance(value, Variable) else value)
@@ -606,7 +614,16 @@ def _describe_structure(structure):
 
 
 def specs_for_shapes(shapes, model_name):
-    """KerasTensors of the shapes in ``shapes`` (a shape, or lists, tuples and dicts of shapes)."""
+    """KerasTensors of the shapes in ``shapes`` (a shape, or lists, tuples and dicts of shapes).
+
+    Args:
+        shapes: a shape tuple (batch axis first), or lists, tuples and dicts of them.
+        model_name: the model asking, for the error message.
+
+    Example:
+        >>> specs_for_shapes({"a": (None, 3)}, "m")["a"].shape
+        (None, 3)
+    """
     if isinstance(shapes, (list, tuple)) and all(d is None or (isinstance(d, (int, np.integer))
                                                                 and not isinstance(d, bool)) for d in shapes):
         return KerasTensor(shapes)

@@ -25,7 +25,7 @@ from engine.network.functional_config import deserialize_layer, serialize_layer
 from engine.files.keras_format.archive import is_keras_archive, load_keras_archive
 from engine.files.keras_format.config_reader import as_nodeweave_entry
 from engine.network.keras_tensor import KerasTensor
-from engine.files.gc_pause import collector_paused
+from engine.gc_pause import collector_paused
 from engine.files.load_limits import (LoadLimits, check_members, npz_size_bound, parse_json, read_json_member,
                                       weight_budget)
 from engine.network.module import Module

@@ -13,6 +13,7 @@ import numpy as np
 from engine import extensions, tree
 from engine.data.data_adapter import cast_input
 from engine.dtypes import dtype_kind, float64_kept
+from engine.gc_pause import collector_paused
 from engine.network.input_layer import Input, InputLayer
 from engine.network.keras_tensor import KerasTensor
 from engine.network.mask_of import as_graph_tensor
@@ -73,7 +74,8 @@ class Functional(Model):
         self._inputs_struct = inputs
         self._outputs_struct = outputs
         try:
-            self._graph_plan = ExecutionPlan(tree.flatten(inputs), tree.flatten(outputs))
+            with collector_paused():  # the plan's steps all stay alive: collecting while making them frees nothing
+                self._graph_plan = ExecutionPlan(tree.flatten(inputs), tree.flatten(outputs))
         except DisconnectedOutputError as error:
             if isinstance(outputs, KerasTensor):
                 raise

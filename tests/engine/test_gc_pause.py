@@ -2,7 +2,7 @@ import gc
 import threading
 
 from engine import Input, Model, load_model
-from engine.files.gc_pause import collector_paused
+from engine.gc_pause import collector_paused
 from layers import Dense
 
 

@@ -187,7 +187,11 @@ class BoundArguments:
             >>> bound.route(lstm, ArgumentGradients(inputs=g, initial_state=g))
             Traceback (most recent call last):
             ...
-            ValueError: backward() of layer 'lstm' (LSTM) returned 1 gradients for its argument 'initial_state', which holds 2 tensors: expected the structure [tensor, tensor], received array. Return the gradients of 'initial_state' in its structure (None for a tensor without gradient).
+            ValueError: backward() of layer 'lstm' (LSTM) returned 1 gradient for its argument 'initial_state', which holds 2 tensors: expected the structure [tensor, tensor], received array. Return the gradients of 'initial_state' in its structure (None for a tensor without gradient).
+            >>> bound.route(lstm, ArgumentGradients(inputs=g, initial_state={"h": g, "c": g}))
+            Traceback (most recent call last):
+            ...
+            ValueError: backward() of layer 'lstm' (LSTM) returned the gradients of its argument 'initial_state' in another structure than the argument's: expected the structure [tensor, tensor], received {'c': array, 'h': array}. Return the gradients of 'initial_state' in its structure (None for a tensor without gradient).
         """
         if isinstance(grad_inputs, ArgumentGradients):
             unknown = sorted(set(grad_inputs) - set(self.arguments))
@@ -209,9 +213,12 @@ class BoundArguments:
             if grad is None:
                 routed.extend([None] * count)
             elif not _gather_gradients(value, grad, self._is_tensor, routed):
+                received = len(tree.flatten(grad))
+                what = (f"{received} gradient{'s' if received != 1 else ''} for its argument {name!r}, which holds "
+                        f"{count} tensor{'s' if count != 1 else ''}" if received != count else
+                        f"the gradients of its argument {name!r} in another structure than the argument's")
                 raise ValueError(
-                    f"backward() of layer {layer.name!r} ({type(layer).__name__}) returned "
-                    f"{len(tree.flatten(grad))} gradients for its argument {name!r}, which holds {count} tensors: "
+                    f"backward() of layer {layer.name!r} ({type(layer).__name__}) returned {what}: "
                     f"expected the structure {self._describe(value)}, received {_describe(grad, _array_name)}. "
                     f"Return the gradients of {name!r} in its structure (None for a tensor without gradient)"
                     + ("." if isinstance(grad_inputs, ArgumentGradients) else

@@ -117,7 +117,7 @@ def test_gradient_for_an_argument_the_call_did_not_receive_is_refused():
 def test_gradients_that_do_not_match_the_arguments_structure_are_refused():
     model = gated_model(Miscounted(name="miscounted"))
     with pytest.raises(ValueError, match=r"layer 'miscounted' \(Miscounted\) returned 2 gradients for its argument "
-                                         r"'x', which holds 1 tensors"):
+                                         r"'x', which holds 1 tensor:"):
         gradient_check(model, data())
 
 

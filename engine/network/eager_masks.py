@@ -9,6 +9,9 @@ in Keras. What is computed from it (an operation, a slice, ``np.asarray``) is a
 plain ndarray, and it pickles as one: the mask belongs to that output alone.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 from engine import tree
@@ -52,6 +55,45 @@ def input_mask(inputs):
     masks = [getattr(leaf, "_keras_mask", None) if isinstance(leaf, MaskedOutput) else None
              for leaf in tree.flatten(inputs)]
     return None if all(mask is None for mask in masks) else masks
+
+
+def argument_masks(layer_type, args, kwargs):
+    """The ``<argument>_mask`` keywords a call on eager arrays passes, as Keras does:
+    for each argument whose arrays carry masks and whose ``<argument>_mask``
+    parameter ``layer_type.call`` has and was not given.
+
+    Args:
+        layer_type: the layer's class.
+        args: the call's positional arguments, the inputs first.
+        kwargs: its keyword arguments.
+
+    Returns:
+        A dict from ``<argument>_mask`` to the masks, empty when none applies.
+
+    Example:
+        >>> from layers import Embedding, MultiHeadAttention
+        >>> value = Embedding(10, 4, mask_zero=True)(np.array([[3, 0]]))
+        >>> sorted(argument_masks(MultiHeadAttention, (np.ones((1, 3, 4)), value), {}))
+        ['value_mask']
+    """
+    names = _parameter_names(layer_type)
+    if not any(name.endswith("_mask") for name in names):
+        return {}
+    given = {**dict(zip(names, args)), **kwargs}
+    masks = {}
+    for name, value in given.items():
+        key = f"{name}_mask"
+        if key in names and given.get(key) is None and value is not None:
+            mask = input_mask(value)
+            if mask is not None:
+                masks[key] = mask
+    return masks
+
+
+@functools.lru_cache(maxsize=None)
+def _parameter_names(layer_type):
+    """``layer_type.call``'s parameter names after ``self``, in order (looked up once per class)."""
+    return tuple(name for name in inspect.signature(layer_type.call).parameters if name != "self")
 
 
 def attach(outputs, masks):

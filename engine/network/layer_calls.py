@@ -107,6 +107,9 @@ class LayerCalls:
         mask = eager_masks.input_mask(args[0])
         if mask is not None and "mask" not in kwargs and "mask" in call_parameters(type(self)):
             kwargs = {**kwargs, "mask": mask}  # as in Keras, the mask the inputs carry reaches call
+        masks = eager_masks.argument_masks(type(self), args, kwargs)  # query_mask=, value_mask=...
+        if masks:
+            kwargs = {**kwargs, **masks}
         flat_inputs = [self._as_array(x) for x in flat_inputs]
         args = (tree.pack_as(args[0], flat_inputs),) + args[1:]
         self._check_inputs(flat_inputs)

@@ -7,11 +7,14 @@ import inspect
 import numpy as np
 
 from engine import tree
+from engine.network import eager_masks
+from engine.network.call_keywords import call_parameters
 from engine.network.functional import Functional, as_model_input, specs_for_shapes
 from engine.network.input_layer import Input, InputLayer
 from engine.network.keras_tensor import KerasTensor
 from engine.network.layer import Layer
 from engine.network.layer_calls import BUILD_LOCK
+from engine.network.layer_tracing import traced_backward, traced_forward
 from engine.network.model import Model
 from engine.network.naming import unique_name
 from engine.network.output_spec import is_shape as _is_shape
@@ -60,6 +63,7 @@ class Sequential(Model):
         self._stack = []
         self._names = {}  # name -> layer, of the layers in _stack: add()'s unique-name check in O(1)
         self._functional = None
+        self._layer_by_layer = False  # built without a graph: a layer could not say its outputs (see build)
         for layer in layers or []:
             self.add(layer, rebuild=False)
         self._maybe_rebuild()
@@ -184,6 +188,7 @@ class Sequential(Model):
 
     def _invalidate_graph(self):
         self._functional = None  # the next build or call makes a new one
+        self._layer_by_layer = False
         self.built = False
 
     def _set_graph(self, inputs, outputs):
@@ -236,14 +241,18 @@ class Sequential(Model):
                 f"Sequential model {self.name!r} has already been configured to use input shape {known}. "
                 f"You cannot build it with input_shape {input_shape}."
             )
-        if self._functional is not None:
+        if self._functional is not None or self._layer_by_layer:
             return
         first = self._stack[0]
         inputs = first.output if isinstance(first, InputLayer) else _inputs_for(input_shape)
         outputs = inputs
         for layer in self.layers:
             _check_one_positional_input(layer, self.name)
-            outputs = layer(outputs)
+            try:
+                outputs = layer(outputs)
+            except NotImplementedError:  # the layer cannot say its outputs: run layer by layer, as Keras does
+                self._layer_by_layer = self.built = True
+                return
         self._set_graph(inputs, outputs)
         if isinstance(inputs, KerasTensor) and not isinstance(first, InputLayer):
             self._push(inputs._keras_history.layer, 0)  # the shape is now fixed, as in Keras
@@ -263,21 +272,28 @@ class Sequential(Model):
         return tuple(shape) if _is_shape(shape) else None
 
     def _maybe_build(self, inputs):
-        if self._functional is not None:
+        if self._functional is not None or self._layer_by_layer:
             return
         with BUILD_LOCK:
-            if self._functional is None:  # another thread may have built it while this one waited
+            if self._functional is None and not self._layer_by_layer:  # another thread may have built it meanwhile
                 self.build(self._known_input_shape() or _shapes_of(inputs, self.name))
 
-    # fit, evaluate and predict build an unbuilt model from their data, as a call does.
-    _build_on = _maybe_build
+    def _build_on(self, x):
+        """Builds an unbuilt model from the data of fit, evaluate or predict, as a call does; a
+        model run layer by layer then runs on the first sample, as a subclassed model does."""
+        self._maybe_build(x)
+        if self._layer_by_layer:
+            Model._build_on(self, x)
 
     def _functional_for(self, inputs):
-        """The Functional, built first from the shapes of ``inputs`` when the model is not built yet."""
+        """The Functional, built first from the shapes of ``inputs`` when the model is not built yet;
+        None for a model run layer by layer."""
         self._maybe_build(inputs)
         return self._functional
 
     def _outputs_known(self):
+        if self._layer_by_layer:
+            return Model._outputs_known(self)
         return self._functional is not None
 
     # ------------------------------------------------- the graph, once built
@@ -321,22 +337,48 @@ class Sequential(Model):
 
     def _graph_attribute(self, name):
         if self._functional is None:
+            if self._layer_by_layer and name in ("outputs", "output_names"):
+                return getattr(Model, name).fget(self)  # known once it has run, as a subclassed model's
             raise AttributeError(name)
         return getattr(self._functional, name)
 
     # ----------------------------------------- running, through the Functional
     def call(self, inputs, training=False, mask=None, outputs=None):
-        """Runs the layers on ``inputs`` (see ``Functional.call``), building the model first if needed."""
-        return self._functional_for(inputs).call(inputs, training=training, mask=mask, outputs=outputs)
+        """Runs the layers on ``inputs`` (see ``Functional.call``), building the model first if needed.
+
+        A model whose layers cannot all say their outputs from their inputs'
+        shapes (a ``compute_output_spec`` raising NotImplementedError) has no
+        graph: it calls its layers one after the other, as Keras does, and
+        trains as a subclassed model does (its calls traced).
+        """
+        functional = self._functional_for(inputs)
+        if functional is None:
+            return self._call_layer_by_layer(inputs, training, mask)
+        return functional.call(inputs, training=training, mask=mask, outputs=outputs)
+
+    def _call_layer_by_layer(self, inputs, training, mask):
+        for layer in self.layers:
+            kwargs = {"training": training} if "training" in call_parameters(type(layer)) else {}
+            if mask is not None and "mask" in call_parameters(type(layer)):
+                kwargs["mask"] = mask
+            inputs = layer(inputs, **kwargs)
+            mask = eager_masks.input_mask(inputs)
+        return inputs
 
     def forward(self, inputs, training=True, mask=None, outputs=None):
-        return self._functional_for(inputs).forward(inputs, training=training, mask=mask, outputs=outputs)
+        functional = self._functional_for(inputs)
+        if functional is None:
+            return traced_forward(self, inputs, (), training, {} if mask is None else {"mask": mask})
+        return functional.forward(inputs, training=training, mask=mask, outputs=outputs)
 
     def backward(self, tape, grad_outputs):
+        if self._functional is None:
+            return traced_backward(self, tape, grad_outputs)
         return self._functional.backward(tape, grad_outputs)
 
     def compute_mask(self, inputs, mask=None):
-        return self._functional_for(inputs).compute_mask(inputs, mask)
+        functional = self._functional_for(inputs)
+        return None if functional is None else functional.compute_mask(inputs, mask)
 
     def _may_make_masks(self):
         return self._functional is not None and self._functional._may_make_masks()
@@ -351,27 +393,40 @@ class Sequential(Model):
         return as_model_input(value)
 
     def _standardize_inputs(self, inputs, warn=True, cast_floats=True):
-        return self._functional_for(inputs)._standardize_inputs(inputs, warn=warn, cast_floats=cast_floats)
+        functional = self._functional_for(inputs)
+        if functional is None:
+            return Model._standardize_inputs(self, inputs)
+        return functional._standardize_inputs(inputs, warn=warn, cast_floats=cast_floats)
 
     def _input_positions(self, inputs, warn):
         return self._functional._input_positions(inputs, warn)
 
     def _pack_inputs(self, arrays):
+        if self._functional is None:
+            return Model._pack_inputs(self, arrays)
         return self._functional._pack_inputs(arrays)
 
     def _run_flat(self, arrays, training=False):
+        if self._functional is None:
+            return Model._run_flat(self, arrays, training=training)
         return self._functional._run_flat(arrays, training=training)
 
     def _forward_flat(self, arrays):
+        if self._functional is None:
+            return Model._forward_flat(self, arrays)
         return self._functional._forward_flat(arrays)
 
     def _backward_flat(self, tape, grad_outputs):
+        if self._functional is None:
+            return Model._backward_flat(self, tape, grad_outputs)
         return self._functional._backward_flat(tape, grad_outputs)
 
     def _has_structured_outputs(self):
-        return self._functional._has_structured_outputs()
+        return self._functional is not None and self._functional._has_structured_outputs()
 
     def _pack_outputs(self, flat):
+        if self._functional is None:
+            return Model._pack_outputs(self, flat)
         return self._functional._pack_outputs(flat)
 
     def compute_output_spec(self, inputs, **kwargs):

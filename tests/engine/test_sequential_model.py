@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import graph
-from engine import Functional, GradientTape, Input, Model, Sequential, clone_model, load_model
+from engine import Functional, GradientTape, Input, Layer, Model, Sequential, clone_model, load_model
 from engine.files.weight_paths import weight_paths
 from engine.network.functional import functional_of
 from layers import Dense, Dropout
@@ -113,3 +113,37 @@ def test_a_sequential_called_on_arrays_runs_its_functional_with_training_flags()
     data = np.ones((2, 3), "float32")
     assert np.array_equal(model(data), data)
     assert not np.array_equal(model(data, training=True), data)
+
+
+class ShapeUnknown(Layer):
+    """A layer that cannot say its outputs from its inputs' shapes (Keras' sequential_test has one)."""
+
+    def call(self, inputs):
+        return inputs + 1.0
+
+    def compute_output_spec(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+def test_a_layer_that_cannot_say_its_outputs_makes_the_model_run_layer_by_layer():
+    model = Sequential([ShapeUnknown()])
+    x = np.random.default_rng(0).random((3, 2)).astype("float32")
+    np.testing.assert_allclose(model(x), x + 1)
+    assert model.built and functional_of(model) is None
+    lines = []
+    model.summary(print_fn=lines.append)
+    assert "shape_unknown (ShapeUnknown)" in "\n".join(lines)
+
+
+def test_a_model_run_layer_by_layer_trains_with_fit_and_under_a_tape():
+    model = Sequential([Dense(3), ShapeUnknown(), Dense(1)])
+    model.compile("sgd", "mse")
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 4)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    losses = model.fit(x, y, epochs=4, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
+    assert model.output_names == ["output_0"] and model.predict(x[:2], verbose=0).shape == (2, 1)
+    with GradientTape() as tape:
+        loss = np.sum(model(x[:2], training=True) ** 2)
+    assert [g.shape for g in tape.gradient(loss, model.trainable_weights)] == [(4, 3), (3,), (3, 1), (1,)]

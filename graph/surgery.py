@@ -472,7 +472,7 @@ def _rewired_order(plan, old, new, model, old_path, new_path):
     old_slot, new_slot = plan.slot_of[id(old)], plan.slot_of[id(new)]
     sorter = graphlib.TopologicalSorter()
     for index, step in enumerate(plan.steps):
-        reads = step.in_slots + [new_slot] if old_slot in step.in_slots else step.in_slots
+        reads = step.in_slots + (new_slot,) if old_slot in step.in_slots else step.in_slots
         sorter.add(index, *(makers[slot] for slot in reads if slot in makers))
     try:
         return [plan.steps[index] for index in sorter.static_order()]

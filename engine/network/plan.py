@@ -38,7 +38,9 @@ class DisconnectedOutputError(ValueError):
 class Step:
     """One Node of the plan: its layer, the slots it reads and writes, and the
     slots it is the last reader of. The call's shape is the Node's
-    ``bound_arguments``, read here, never re-derived."""
+    ``bound_arguments``, read here, never re-derived. Slots are kept in tuples
+    of ints, which the garbage collector does not track (a deep plan's steps
+    would otherwise add five lists per layer to every full collection)."""
 
     __slots__ = ("node", "layer", "arguments", "in_slots", "out_slots", "free_slots", "passes_training",
                  "sets_call_context", "passes_mask", "first_slots", "first_single", "argument_masks",
@@ -48,9 +50,9 @@ class Step:
         self.node = node
         self.layer = node.outbound_layer
         self.arguments = node.bound_arguments
-        self.in_slots = in_slots
-        self.out_slots = out_slots
-        self.free_slots = []
+        self.in_slots = tuple(in_slots)
+        self.out_slots = tuple(out_slots)
+        self.free_slots = ()
         self.passes_training = _accepts_training(type(self.layer))
         # A layer without a hand-written backward may call layers that follow its ``training`` (Layer._call).
         self.sets_call_context = not self.layer._has_backward()
@@ -58,9 +60,9 @@ class Step:
         # Its backward can leave out the input gradient when no earlier step reads it (Conv, Dense, BN).
         self.skips_input_gradient = "input_gradient" in backward_parameters(type(self.layer))
         first, self.first_single = self.arguments.first_tensors()
-        self.first_slots = [in_slots[i] for i in first]
-        self.argument_masks = [(name, [in_slots[i] for i in indices], single)
-                               for name, indices, single in self.arguments.argument_masks(type(self.layer))]
+        self.first_slots = tuple(in_slots[i] for i in first)
+        self.argument_masks = tuple((name, tuple(in_slots[i] for i in indices), single)
+                                    for name, indices, single in self.arguments.argument_masks(type(self.layer)))
 
     def __repr__(self):
         """``dense[1]: (x[0][0]) -> (dense[1][0])``: the call, the tensors it reads and those it makes."""
@@ -136,8 +138,8 @@ class ExecutionPlan:
                 out_slots.append(len(self.tensors))
                 self.tensors.append(tensor)
             self.steps.append(Step(node, in_slots, out_slots))
-        self.input_slots = list(range(len(self.inputs)))
-        self.output_slots = [self.slot_of[id(self._resolve(t))] for t in self.outputs]
+        self.input_slots = tuple(range(len(self.inputs)))
+        self.output_slots = tuple(self.slot_of[id(self._resolve(t))] for t in self.outputs)
         self._plan_frees()
         self.layers = self._unique_layers()
         # Masks exist only where some layer makes one (Embedding(mask_zero=True), ...) or a call is given one.
@@ -246,9 +248,12 @@ class ExecutionPlan:
             for slot in step.out_slots:
                 last_reader.setdefault(slot, index)  # unread outputs die at once
         keep = set(self.output_slots)
+        frees = {}
         for slot, index in last_reader.items():
             if slot not in keep:
-                self.steps[index].free_slots.append(slot)
+                frees.setdefault(index, []).append(slot)
+        for index, slots in frees.items():
+            self.steps[index].free_slots = tuple(slots)
 
     def _unique_layers(self):
         layers, seen = [], set()

@@ -230,7 +230,7 @@ def test_eager_run_frees_intermediates_after_their_last_reader():
     steps = {s.layer.name: s for s in model.plan.steps}
     slot = model.plan.slot_of
     assert slot[id(b)] in steps["add"].free_slots  # b dies once the add has read it
-    assert slot[id(a)] not in sum((s.free_slots for s in model.plan.steps), [])  # a is an output
+    assert slot[id(a)] not in sum((s.free_slots for s in model.plan.steps), ())  # a is an output
     assert slot[id(x)] in steps["a"].free_slots
 
 

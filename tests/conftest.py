@@ -22,8 +22,12 @@ import os
 import sys
 
 JAX_WORKER = "gw0"
-os.environ.setdefault("KERAS_BACKEND", "jax" if os.environ.get("PYTEST_XDIST_WORKER", JAX_WORKER) == JAX_WORKER
-                      else "numpy")
+# Set beside KERAS_BACKEND when this file chose it: the workers inherit the controller's environment,
+# and each chooses its own again; a KERAS_BACKEND set by hand comes without it and is kept.
+BACKEND_CHOSEN_HERE = "NODEWEAVE_TESTS_CHOSE_KERAS_BACKEND"
+if "KERAS_BACKEND" not in os.environ or os.environ.get(BACKEND_CHOSEN_HERE):
+    os.environ["KERAS_BACKEND"] = "jax" if os.environ.get("PYTEST_XDIST_WORKER", JAX_WORKER) == JAX_WORKER else "numpy"
+    os.environ[BACKEND_CHOSEN_HERE] = "1"
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -147,6 +151,7 @@ class WorkUnitScheduling(LoadScopeScheduling):
         node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest without pytest-xdist (-p no:xdist) does not know the hook
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") == "loadfile":
         config.option.loadscopereorder = False  # the workers order the units

@@ -80,8 +80,11 @@ class Variable:
             shape: the shape, a tuple of ints.
             dtype: the NumPy dtype.
             place: the seed of the draw, or None to call ``initializer``.
-            name: the weight's name; path: ``"<layer name>/<name>"``.
-            trainable, regularizer, constraint: as for the constructor.
+            name: the weight's name.
+            path: ``"<layer name>/<name>"``.
+            trainable: as for the constructor.
+            regularizer: as for the constructor.
+            constraint: as for the constructor.
 
         Example:
             >>> import numpy as np

@@ -13,11 +13,9 @@ routed to the tensor slots with each argument's structure compared to the
 structure of its gradient (as JAX's ``custom_vjp`` compares pytrees).
 """
 
-import functools
-
 from engine import tree
 from engine.network.argument_gradients import ArgumentGradients, call_parameter_names, first_argument_name
-from engine.network.call_keywords import call_parameters
+from engine.network.call_keywords import mask_parameters
 from engine.network.keras_tensor import KerasTensor
 
 
@@ -153,7 +151,7 @@ class BoundArguments:
     def argument_masks(self, layer_type):
         """``(<argument>_mask, indices of the argument's tensors, whether it is one tensor)`` for
         each argument with tensors whose mask ``layer_type.call`` takes by that name (as Keras)."""
-        parameters = _mask_parameters(layer_type)
+        parameters = mask_parameters(layer_type)
         if not parameters:
             return []
         return [(f"{name}_mask", self.slots[name], self._is_tensor(value))
@@ -300,9 +298,3 @@ def _describe(value, leaf_name):
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {_describe(value[k], leaf_name)}" for k in sorted(value)) + "}"
     return "None" if value is None else leaf_name(value)
-
-
-@functools.lru_cache(maxsize=None)
-def _mask_parameters(layer_type):
-    """The names of ``layer_type.call``'s parameters ending in ``_mask`` (``query_mask``...)."""
-    return frozenset(name for name in call_parameters(layer_type) if name.endswith("_mask"))

@@ -65,3 +65,15 @@ def call_parameters(cls) -> frozenset:
         ['inputs', 'self', 'training']
     """
     return frozenset(inspect.signature(cls.call).parameters)
+
+
+@functools.lru_cache(maxsize=None)
+def mask_parameters(cls) -> frozenset:
+    """The names of ``cls.call``'s parameters ending in ``_mask`` (``query_mask``...), looked up once per class.
+
+    Example:
+        >>> from layers import MultiHeadAttention
+        >>> sorted(mask_parameters(MultiHeadAttention))
+        ['attention_mask', 'key_mask', 'query_mask', 'use_causal_mask', 'value_mask']
+    """
+    return frozenset(name for name in call_parameters(cls) if name.endswith("_mask"))

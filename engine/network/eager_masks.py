@@ -9,12 +9,11 @@ in Keras. What is computed from it (an operation, a slice, ``np.asarray``) is a
 plain ndarray, and it pickles as one: the mask belongs to that output alone.
 """
 
-import functools
-import inspect
-
 import numpy as np
 
 from engine import tree
+from engine.network.argument_gradients import call_parameter_names
+from engine.network.call_keywords import mask_parameters
 
 
 class MaskedOutput(np.ndarray):
@@ -76,24 +75,18 @@ def argument_masks(layer_type, args, kwargs):
         >>> sorted(argument_masks(MultiHeadAttention, (np.ones((1, 3, 4)), value), {}))
         ['value_mask']
     """
-    names = _parameter_names(layer_type)
-    if not any(name.endswith("_mask") for name in names):
+    parameters = mask_parameters(layer_type)
+    if not parameters:
         return {}
-    given = {**dict(zip(names, args)), **kwargs}
+    given = {**dict(zip(call_parameter_names(layer_type), args)), **kwargs}
     masks = {}
     for name, value in given.items():
         key = f"{name}_mask"
-        if key in names and given.get(key) is None and value is not None:
+        if key in parameters and given.get(key) is None and value is not None:
             mask = input_mask(value)
             if mask is not None:
                 masks[key] = mask
     return masks
-
-
-@functools.lru_cache(maxsize=None)
-def _parameter_names(layer_type):
-    """``layer_type.call``'s parameter names after ``self``, in order (looked up once per class)."""
-    return tuple(name for name in inspect.signature(layer_type.call).parameters if name != "self")
 
 
 def attach(outputs, masks):

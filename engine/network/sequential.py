@@ -27,6 +27,18 @@ _GRAPH_ATTRIBUTES = {"inputs": "inputs", "outputs": "outputs", "input": "input",
                      "input_shape": "input shape", "output_shape": "output shape"}
 
 
+def _run_by_graph(name):
+    """Model's method ``name`` (one the trainer calls on flat batches), run by the
+    model's Functional, or by Model itself for a model run layer by layer."""
+    def run(self, *args, **kwargs):
+        if self._functional is None:
+            return getattr(Model, name)(self, *args, **kwargs)
+        return getattr(self._functional, name)(*args, **kwargs)
+
+    run.__name__ = name
+    return run
+
+
 class Sequential(Model):
     """A stack of layers, each fed the output of the one before.
 
@@ -401,33 +413,14 @@ class Sequential(Model):
     def _input_positions(self, inputs, warn):
         return self._functional._input_positions(inputs, warn)
 
-    def _pack_inputs(self, arrays):
-        if self._functional is None:
-            return Model._pack_inputs(self, arrays)
-        return self._functional._pack_inputs(arrays)
-
-    def _run_flat(self, arrays, training=False):
-        if self._functional is None:
-            return Model._run_flat(self, arrays, training=training)
-        return self._functional._run_flat(arrays, training=training)
-
-    def _forward_flat(self, arrays):
-        if self._functional is None:
-            return Model._forward_flat(self, arrays)
-        return self._functional._forward_flat(arrays)
-
-    def _backward_flat(self, tape, grad_outputs):
-        if self._functional is None:
-            return Model._backward_flat(self, tape, grad_outputs)
-        return self._functional._backward_flat(tape, grad_outputs)
-
     def _has_structured_outputs(self):
         return self._functional is not None and self._functional._has_structured_outputs()
 
-    def _pack_outputs(self, flat):
-        if self._functional is None:
-            return Model._pack_outputs(self, flat)
-        return self._functional._pack_outputs(flat)
+    _pack_inputs = _run_by_graph("_pack_inputs")
+    _pack_outputs = _run_by_graph("_pack_outputs")
+    _run_flat = _run_by_graph("_run_flat")
+    _forward_flat = _run_by_graph("_forward_flat")
+    _backward_flat = _run_by_graph("_backward_flat")
 
     def compute_output_spec(self, inputs, **kwargs):
         """The symbolic outputs for symbolic ``inputs``: through the graph once

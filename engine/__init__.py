@@ -1,5 +1,7 @@
 """nodeweave's graph engine: symbolic tensors, Nodes, layers, models, training and saving."""
 
+import sys
+
 from engine import allocator  # noqa: F401  (primes glibc's malloc for large temporaries, once)
 from engine.autodiff import GradientTape
 from engine.blas_threads import num_threads, set_num_threads
@@ -23,9 +25,14 @@ from engine.network.node import Node
 from engine.network.sequential import Sequential
 from engine.network.variable import Variable
 
-# Keras' namespaces, attributes after `import engine` (engine.optimizers.Adam, as keras.optimizers.Adam).
-from engine.network import initializers  # noqa: F401
-from engine.training import callbacks, constraints, losses, metrics, optimizers, regularizers  # noqa: F401
+# Keras' namespaces, as keras.optimizers.Adam: attributes after `import engine` (engine.optimizers.Adam), and
+# importable by the paths they had before the engine had rooms (`from engine.optimizers import Adam`).
+from engine.network import initializers
+from engine.training import callbacks, constraints, losses, metrics, optimizers, regularizers
+
+for _namespace in (initializers, callbacks, constraints, losses, metrics, optimizers, regularizers):
+    sys.modules.setdefault(f"engine.{_namespace.__name__.rpartition('.')[2]}", _namespace)
+del _namespace
 
 # They lend the modules below them their parts (engine/extensions.py): imported here so that they have.
 from engine import pickling  # noqa: F401

@@ -12,6 +12,8 @@ no circle with them unless one of them imports the package itself.
 
 import ast
 import os
+import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("engine", "layers", "graph", "nodeweave")
@@ -144,3 +146,15 @@ def test_engine_imports_neither_graph_nor_layers():
     assert not upward, (
         f"engine imports the packages built on it: {upward}. Lend the engine what it needs from above "
         "with engine.extensions.provide instead.")
+
+
+def test_keras_namespaces_import_by_their_paths_from_before_the_rooms():
+    namespaces = ["callbacks", "constraints", "initializers", "losses", "metrics", "optimizers", "regularizers"]
+    script = "; ".join(f"import engine.{name}" for name in namespaces) + (
+        "; from engine.optimizers import Adam; from engine.losses import MeanSquaredError; import engine; "
+        f"print([getattr(engine, name).__name__ for name in {namespaces!r}], Adam.__name__, MeanSquaredError.__name__)")
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert run.stdout.split() == [
+        "['engine.training.callbacks',", "'engine.training.constraints',", "'engine.network.initializers',",
+        "'engine.training.losses',", "'engine.training.metrics',", "'engine.training.optimizers',",
+        "'engine.training.regularizers']", "Adam", "MeanSquaredError"]

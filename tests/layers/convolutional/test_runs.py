@@ -67,3 +67,23 @@ def test_an_im2col_convolution_below_the_threaded_size_gives_the_same_result_hel
                                expected_grads[0], rtol=1e-12)
     np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, (2, 2), (1, 1), pads),
                                expected_grads[1], rtol=1e-12)
+
+
+def test_runs_are_dealt_in_one_contiguous_share_per_thread_the_caller_working_the_first(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    runs = [(i, i + 1) for i in range(5)]
+    workers = _runs.over_runs(lambda start, stop: (start, threading.get_ident()), runs)
+    assert [start for start, _ in workers] == list(range(5))
+    first, second = workers[:2], workers[2:]  # shares of 2 and 3 runs
+    assert {ident for _, ident in first} == {threading.get_ident()}
+    assert len({ident for _, ident in second}) == 1 and second[0][1] != threading.get_ident()
+
+
+def test_shares_give_each_thread_at_least_the_smallest_piece(monkeypatch):
+    monkeypatch.setattr(_runs, "num_threads", lambda: 4)
+    assert _runs.shares(10, 8) == [(0, 10)]
+    assert _runs.shares(16, 8) == [(0, 8), (8, 16)]
+    assert _runs.shares(100, 8) == [(0, 25), (25, 50), (50, 75), (75, 100)]
+    assert _runs.shares(0, 8) == [(0, 0)]

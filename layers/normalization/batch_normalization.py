@@ -7,6 +7,7 @@ import numpy as np
 
 from engine import InputSpec
 from engine.network import initializers
+from layers.convolutional._runs import over_runs, shares
 from layers.normalization._base import _AffineNormalization, resolve_axes
 
 # Elements per block of rows: a block and its temporaries stay in the L2 cache, so the
@@ -15,6 +16,8 @@ BLOCK_ELEMENTS = 1 << 16
 # Elements per row of the widened view (see ``feature_rows``): NumPy's loops that broadcast a
 # per-feature vector along a row run at full speed once rows are this long.
 ROW_WIDTH = 1024
+# Blocks per thread at least: a smaller share costs more to hand over than it saves.
+SHARE_BLOCKS = 2
 
 
 class BatchNormalization(_AffineNormalization):
@@ -93,9 +96,13 @@ class BatchNormalization(_AffineNormalization):
         shift = -mean * scale if self.beta is None else self.beta.value.reshape(-1) - mean * scale
         scale, shift = np.tile(scale, groups), np.tile(shift, groups)
         outputs = np.empty_like(rows)
-        for block in row_blocks(rows):
-            np.multiply(rows[block], scale, out=outputs[block])
-            outputs[block] += shift
+
+        def normalize(start, stop):
+            for block in row_blocks(rows[start:stop], start):
+                np.multiply(rows[block], scale, out=outputs[block])
+                outputs[block] += shift
+
+        over_runs(normalize, row_shares(rows))
         return unfeature_rows(outputs, inputs.shape, self._param_axes), (inputs, mean, inv_std, batch_statistics)
 
     def call(self, inputs, training=False):
@@ -143,13 +150,18 @@ class BatchNormalization(_AffineNormalization):
             shift = np.tile(-scale * grad_sum / count - mean * centered_scale, groups)
             scale, centered_scale = np.tile(scale, groups), np.tile(centered_scale, groups)
             grad_inputs = np.empty_like(grad_rows)
-            buffer = np.empty_like(grad_rows[row_blocks(grad_rows)[0]])
-            for block in row_blocks(grad_rows):
-                out, term = grad_inputs[block], buffer[:block.stop - block.start]
-                np.multiply(grad_rows[block], scale, out=out)
-                np.multiply(rows[block], centered_scale, out=term)
-                out += term
-                out += shift
+
+            def input_gradient(start, stop):
+                blocks = row_blocks(grad_rows[start:stop], start)
+                buffer = np.empty_like(grad_rows[blocks[0]])
+                for block in blocks:
+                    out, term = grad_inputs[block], buffer[:block.stop - block.start]
+                    np.multiply(grad_rows[block], scale, out=out)
+                    np.multiply(rows[block], centered_scale, out=term)
+                    out += term
+                    out += shift
+
+            over_runs(input_gradient, row_shares(grad_rows))
         return unfeature_rows(grad_inputs, inputs.shape, self._param_axes), grads
 
     def flops(self, input_shapes, output_shapes):
@@ -214,59 +226,84 @@ def unfeature_rows(rows, shape, feature_axes):
     return np.moveaxis(rows.reshape(moved), range(len(shape) - features, len(shape)), feature_axes)
 
 
-def row_blocks(rows):
-    """Slices of consecutive rows of a 2-D array, about ``BLOCK_ELEMENTS`` elements each.
+def row_blocks(rows, offset=0):
+    """Slices of consecutive rows of a 2-D array, about ``BLOCK_ELEMENTS`` elements each,
+    shifted by ``offset`` (``rows`` being a share of a larger array starting there).
 
     >>> row_blocks(np.zeros((5, BLOCK_ELEMENTS // 2)))
     [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
     """
     step = max(1, BLOCK_ELEMENTS // max(rows.shape[1], 1))
-    return [slice(start, min(start + step, len(rows))) for start in range(0, len(rows), step)]
+    return [slice(offset + start, offset + min(start + step, len(rows))) for start in range(0, len(rows), step)]
+
+
+def row_shares(rows):
+    """``shares`` of the rows for ``over_runs``: a thread's share is at least
+    ``SHARE_BLOCKS`` blocks, below which handing it over costs more than it saves."""
+    return shares(len(rows), SHARE_BLOCKS * max(1, BLOCK_ELEMENTS // max(rows.shape[1], 1)))
 
 
 def feature_moments(rows, groups):
     """The mean and biased variance of each feature of ``feature_rows``' ``rows``, reading
     memory once: per block the mean of each column (a product with a ones vector) and
-    its sum of squared deviations, merged over blocks and then over the ``groups`` of
-    each feature with Chan's formula, in float64 (per feature only).
+    its sum of squared deviations, merged over blocks, over the threads' shares
+    (``over_runs``) and then over the ``groups`` of each feature with Chan's formula,
+    in float64 (per feature only).
 
     >>> feature_moments(np.array([[1.0, 0.0, 3.0, 0.0]], "float32"), 2)
     (array([2., 0.]), array([1., 0.]))
     """
-    blocks = row_blocks(rows)
-    ones = np.ones(blocks[0].stop, rows.dtype)
-    buffer = np.empty_like(rows[blocks[0]])
-    count, mean, squares = 0, np.zeros(rows.shape[1]), np.zeros(rows.shape[1])
-    for block in blocks:
-        size = block.stop - block.start
-        block_mean = ones[:size] @ rows[block] / size
-        centered = np.subtract(rows[block], block_mean, out=buffer[:size])
-        np.square(centered, out=centered)
-        delta = block_mean - mean
-        mean += delta * (size / (count + size))
-        squares += ones[:size] @ centered + np.square(delta) * (count * size / (count + size))
-        count += size
+    count, mean, squares = functools.reduce(
+        _merged, over_runs(lambda start, stop: _column_moments(rows[start:stop]), row_shares(rows)))
     means = mean.reshape(groups, -1)
     feature_mean = means.mean(axis=0)
     squares = squares.reshape(groups, -1).sum(axis=0) + count * np.square(means - feature_mean).sum(axis=0)
     return feature_mean, squares / (count * groups)
 
 
+def _column_moments(rows):
+    """``(count, mean, sum of squared deviations)`` of each column of ``rows``, block by block."""
+    blocks = row_blocks(rows)
+    ones = np.ones(blocks[0].stop, rows.dtype)
+    buffer = np.empty_like(rows[blocks[0]])
+    moments = (0, np.zeros(rows.shape[1]), np.zeros(rows.shape[1]))
+    for block in blocks:
+        size = block.stop - block.start
+        block_mean = ones[:size] @ rows[block] / size
+        centered = np.subtract(rows[block], block_mean, out=buffer[:size])
+        np.square(centered, out=centered)
+        moments = _merged(moments, (size, block_mean, ones[:size] @ centered))
+    return moments
+
+
+def _merged(first, second):
+    """Chan's formula: the ``(count, mean, squares)`` of two parts' union."""
+    (count, mean, squares), (size, part_mean, part_squares) = first, second
+    delta = part_mean - mean
+    total = count + size
+    return total, mean + delta * (size / total), squares + part_squares + np.square(delta) * (count * size / total)
+
+
 def gradient_sums(grad_rows, rows, tiled_mean, groups):
     """Per feature, ``sum(grad)`` and ``sum(grad * (x - mean))`` over the positions, in
-    one pass over ``feature_rows``' ``grad_rows`` and ``rows``.
+    one pass over ``feature_rows``' ``grad_rows`` and ``rows``, the threads' shares added up.
 
     >>> gradient_sums(np.ones((2, 1), "float32"), np.array([[1.0], [5.0]], "float32"), np.array([3.0], "float32"), 1)
     (array([2.], dtype=float32), array([0.], dtype=float32))
     """
-    blocks = row_blocks(rows)
-    ones = np.ones(blocks[0].stop if blocks else 0, rows.dtype)
-    buffer = np.empty_like(rows[blocks[0]]) if blocks else None
-    grad_sum, grad_dot = np.zeros(rows.shape[1], rows.dtype), np.zeros(rows.shape[1], rows.dtype)
-    for block in blocks:
-        size = block.stop - block.start
-        centered = np.subtract(rows[block], tiled_mean, out=buffer[:size])
-        centered *= grad_rows[block]
-        grad_sum += ones[:size] @ grad_rows[block]
-        grad_dot += ones[:size] @ centered
+    def share_sums(start, stop):
+        blocks = row_blocks(rows[start:stop], start)
+        ones = np.ones(blocks[0].stop - blocks[0].start if blocks else 0, rows.dtype)
+        buffer = np.empty_like(rows[blocks[0]]) if blocks else None
+        grad_sum, grad_dot = np.zeros(rows.shape[1], rows.dtype), np.zeros(rows.shape[1], rows.dtype)
+        for block in blocks:
+            size = block.stop - block.start
+            centered = np.subtract(rows[block], tiled_mean, out=buffer[:size])
+            centered *= grad_rows[block]
+            grad_sum += ones[:size] @ grad_rows[block]
+            grad_dot += ones[:size] @ centered
+        return grad_sum, grad_dot
+
+    parts = over_runs(share_sums, row_shares(rows))
+    grad_sum, grad_dot = sum(part[0] for part in parts), sum(part[1] for part in parts)
     return grad_sum.reshape(groups, -1).sum(axis=0), grad_dot.reshape(groups, -1).sum(axis=0)

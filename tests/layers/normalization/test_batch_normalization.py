@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from engine import Input
+from layers.convolutional import _runs
 from layers.normalization import BatchNormalization, batch_normalization
 from tests.layers.oracle import (assert_config_round_trip, assert_gradients, assert_matches_keras,
                                  assert_symbolic_shape_matches_eager, keras)
@@ -128,10 +129,15 @@ def test_bad_config_and_input_errors():
         layer(inputs((2, 2, 3)))
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("shape, axis", [((4, 5, 7, 6), -1), ((3, 4, 5, 7), 1), ((13, 3), -1)])
-def test_many_blocks_and_narrow_rows_match_keras_and_finite_differences(shape, axis, monkeypatch, random_weights):
+def test_many_blocks_and_narrow_rows_match_keras_and_finite_differences(shape, axis, threads, monkeypatch,
+                                                                         random_weights):
     # Tiny blocks and rows make every array here span many blocks (the moments merged across
-    # them) and, with 7 or 13 positions per feature, rows of one position each.
+    # them) and, with 7 or 13 positions per feature, rows of one position each; with 3 threads
+    # the blocks are shared out in runs of one block, merged across the threads too.
+    monkeypatch.setattr(_runs, "num_threads", lambda: threads)
+    monkeypatch.setattr(batch_normalization, "SHARE_BLOCKS", 1)
     monkeypatch.setattr(batch_normalization, "BLOCK_ELEMENTS", 16)
     monkeypatch.setattr(batch_normalization, "ROW_WIDTH", 8)
     batch_normalization._groups.cache_clear()

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from layers.convolutional._runs import blas_for, over_runs, sample_runs
+from layers.convolutional._runs import blas_for, over_runs, product_shares, sample_runs
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 
@@ -320,42 +320,79 @@ def _strip_kernel_grad(x, grad_outputs, kernel_shape, dilation_rate, pads):
 
 def _im2col_conv(x, kernel, strides, dilation_rate, pads, groups=1):
     """``conv`` by im2col: returns ``(outputs, cols)``, the im2col matrices
-    ``(groups, positions, taps * in // groups)``."""
+    ``(groups, positions, taps * in // groups)``; a view of ``x`` for a 1x1
+    kernel at stride 1 in one group, else copied and multiplied in
+    ``product_shares`` of the batch."""
     kernel_size = kernel.shape[:-2]
     padded = pad(x, pads)
     out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
     view = windows(padded, kernel_size, strides, dilation_rate, out)
-    view = view.reshape(view.shape[:-1] + (groups, x.shape[-1] // groups))
-    positions = x.shape[0] * math.prod(out)  # explicit sizes: an empty batch leaves -1 ambiguous
-    cols = np.moveaxis(view, -2, 0).reshape(groups, positions, kernel[..., 0].size)
-    with blas_for(2 * cols.size * kernel.shape[-1] // groups):
-        outputs = np.matmul(cols, _grouped_kernel(kernel, groups))
-    return np.moveaxis(outputs, 0, 1).reshape((x.shape[0],) + out + (kernel.shape[-1],)), cols
+    view = np.moveaxis(view.reshape(view.shape[:-1] + (groups, x.shape[-1] // groups)), -2, 0)
+    batch, per_sample, width = x.shape[0], math.prod(out), kernel[..., 0].size
+    weights = _grouped_kernel(kernel, groups)
+    if groups == 1 and width == x.shape[-1] and max(strides) == 1 and padded is x:
+        cols = view.reshape(1, batch * per_sample, width)  # the inputs themselves, no copy
+    else:
+        cols = np.empty((groups, batch * per_sample, width), x.dtype)
+    outputs = np.empty((groups, batch * per_sample, weights.shape[-1]), np.result_type(x, kernel))
+
+    def run(start, stop):
+        rows = slice(start * per_sample, stop * per_sample)
+        if not np.may_share_memory(cols, x):
+            np.copyto(cols[:, rows].reshape(view[:, start:stop].shape), view[:, start:stop])
+        np.matmul(cols[:, rows], weights, out=outputs[:, rows])
+
+    _over_product_shares(run, batch, 2 * cols.size * weights.shape[-1])
+    return np.moveaxis(outputs, 0, 1).reshape((batch,) + out + (kernel.shape[-1],)), cols
 
 
 def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups=1):
     """``conv_input_grad`` by col2im: one matmul per group giving every kernel tap's
-    contribution at once, summed back onto the input."""
+    contribution at once, summed back onto the input, in ``product_shares`` of the batch."""
     kernel_size, (in_per_group, filters) = kernel.shape[:-2], kernel.shape[-2:]
     rank, taps = len(kernel_size), math.prod(kernel_size)
     per_group = kernel.reshape(taps, in_per_group, groups, filters // groups).transpose(2, 3, 0, 1)
-    with blas_for(2 * grad_outputs.size * taps * in_per_group):
-        grad_cols = np.matmul(_grouped_outputs(grad_outputs, groups),
-                              per_group.reshape(groups, -1, taps * in_per_group))
-    grad_cols = grad_cols.reshape((groups,) + grad_outputs.shape[:-1] + kernel_size + (in_per_group,))
-    # (*kernel_size, batch, *out, groups, in_per_group): the taps lead, as col2im wants
-    grad_cols = np.moveaxis(grad_cols, (*range(rank + 2, 2 * rank + 2), 0), (*range(rank), 2 * rank + 1))
-    grad = window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate)
-    return grad.reshape(grad.shape[:1 + rank] + (groups * in_per_group,))
+    per_group = per_group.reshape(groups, -1, taps * in_per_group)
+    batch = grad_outputs.shape[0]
+    grad = np.empty((batch,) + tuple(spatial) + (groups * in_per_group,), np.result_type(grad_outputs, kernel))
+
+    def run(start, stop):
+        part = grad_outputs[start:stop]
+        grad_cols = np.matmul(_grouped_outputs(part, groups), per_group)
+        grad_cols = grad_cols.reshape((groups,) + part.shape[:-1] + kernel_size + (in_per_group,))
+        # (*kernel_size, batch, *out, groups, in_per_group): the taps lead, as col2im wants
+        grad_cols = np.moveaxis(grad_cols, (*range(rank + 2, 2 * rank + 2), 0), (*range(rank), 2 * rank + 1))
+        part_grad = window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate)
+        grad[start:stop] = part_grad.reshape(part_grad.shape[:1 + rank] + (groups * in_per_group,))
+
+    _over_product_shares(run, batch, 2 * grad_outputs.size * taps * in_per_group)
+    return grad
 
 
 def _cols_kernel_grad(cols, grad_outputs, kernel_shape):
-    """Gradient of ``_im2col_conv``'s kernel: ``cols^T @ grad_outputs`` per group."""
-    groups = cols.shape[0]
-    with blas_for(2 * cols.size * grad_outputs.shape[-1] // groups):
-        grad = np.matmul(np.swapaxes(cols, 1, 2), _grouped_outputs(grad_outputs, groups))
+    """Gradient of ``_im2col_conv``'s kernel: ``cols^T @ grad_outputs`` per group, the
+    ``product_shares`` of the batch added up."""
+    groups, batch = cols.shape[0], grad_outputs.shape[0]
+    per_sample = cols.shape[1] // max(batch, 1)
+    grouped = _grouped_outputs(grad_outputs, groups)
+
+    def run(start, stop):
+        rows = slice(start * per_sample, stop * per_sample)
+        return np.matmul(np.swapaxes(cols[:, rows], 1, 2), grouped[:, rows])
+
+    grad = sum(_over_product_shares(run, batch, 2 * cols.size * grad_outputs.shape[-1] // groups))
     grad = grad.reshape((groups,) + tuple(kernel_shape[:-1]) + (-1,))
     return np.moveaxis(grad, 0, -2).reshape(kernel_shape)
+
+
+def _over_product_shares(run, batch, flops):
+    """``run(start, stop)`` over ``product_shares`` of the batch for a product of
+    ``flops`` in all: between threads, or in one piece, BLAS threaded by ``blas_for``."""
+    pieces = product_shares(batch, flops)
+    if len(pieces) > 1:
+        return over_runs(run, pieces)
+    with blas_for(flops):
+        return [run(0, batch)]
 
 
 def _grouped_kernel(kernel, groups):

@@ -21,6 +21,7 @@ from threadpoolctl import ThreadpoolController
 from engine.blas_threads import num_threads
 
 RUN_BYTES = 1 << 18  # a run's copy, well inside a core's L2 cache (256 KB to 2 MB on current CPUs)
+SHARE_FLOPS = 1 << 22  # 4 MFLOPs, about 0.1 ms of a core: the least a thread is handed of a batch's product
 THREADED_FLOPS = 1 << 27  # 134 MFLOPs: a few milliseconds of one core, where handing work over costs microseconds
 
 
@@ -77,6 +78,17 @@ def shares(size, smallest):
     """
     count = max(1, min(num_threads(), size // max(smallest, 1)))
     return [(size * i // count, size * (i + 1) // count) for i in range(count)]
+
+
+def product_shares(batch, flops):
+    """``shares`` of a batch whose product takes ``flops`` in all, each share at
+    least ``SHARE_FLOPS`` of it (smaller ones cost more to hand over than they save).
+
+    Example:
+        >>> product_shares(32, SHARE_FLOPS // 2)
+        [(0, 32)]
+    """
+    return shares(batch, -(-SHARE_FLOPS * batch // max(flops, 1)))
 
 
 def _work_share(work, runs):

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 from threadpoolctl import ThreadpoolController
 
 from layers.convolutional import _im2col, _runs
@@ -87,3 +88,33 @@ def test_shares_give_each_thread_at_least_the_smallest_piece(monkeypatch):
     assert _runs.shares(16, 8) == [(0, 8), (8, 16)]
     assert _runs.shares(100, 8) == [(0, 25), (25, 50), (50, 75), (75, 100)]
     assert _runs.shares(0, 8) == [(0, 0)]
+
+
+@pytest.mark.parametrize("kernel_size, strides, groups, pads", [
+    ((3, 3), (2, 2), 1, ((1, 0), (1, 0))),  # strided: im2col forward, col2im input gradient
+    ((1, 1), (1, 1), 1, ((0, 0), (0, 0))),  # 1x1: the inputs are the im2col matrix, no copy
+    ((3, 3), (1, 1), 2, ((1, 1), (0, 0))),  # grouped
+    ((3, 3), (1, 1), 1, ((1, 1), (1, 1))),  # 3 channels: im2col forward, by the flipped kernel backward
+])
+def test_im2col_and_col2im_products_shared_between_threads_match_one_thread(monkeypatch, kernel_size, strides,
+                                                                            groups, pads):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(5, 7, 6, 4 if groups > 1 else 3))
+    kernel = rng.normal(size=kernel_size + (x.shape[-1] // groups, 6))
+    out = _im2col.output_spatial(x.shape[1:-1], kernel_size, strides, (1, 1), pads)
+    grad = rng.normal(size=(5,) + out + (6,))
+
+    def everything():
+        outputs, saved = _im2col.conv(x, kernel, strides, (1, 1), pads, groups)
+        return (outputs, _im2col.conv_input_grad(grad, kernel, strides, (1, 1), pads, x.shape[1:-1], groups),
+                _im2col.conv_kernel_grad(saved, grad, kernel, strides, (1, 1), pads))
+
+    monkeypatch.setattr(_runs, "num_threads", lambda: 1)
+    expected = everything()
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    monkeypatch.setattr(_runs, "SHARE_FLOPS", 1)  # every sample a share of its own
+    calls = []
+    monkeypatch.setattr(_im2col, "over_runs", lambda work, runs: calls.append(runs) or _runs.over_runs(work, runs))
+    for got, want in zip(everything(), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert calls and all(runs == [(0, 2), (2, 5)] for runs in calls)

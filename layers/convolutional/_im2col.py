@@ -21,6 +21,8 @@ never reached by a window).
   of the other axes (a 3x3 kernel: a 3x copy and three products, where im2col
   copies 9x); the kernel gradient makes the strips again instead of keeping them.
   The runs are split between ``engine.num_threads()`` threads (``_runs``).
+- At a larger stride, 2D convolutions of ``STRIP_MIN_CHANNELS`` or more run
+  by ``_strided_strips``, forward and both gradients.
 """
 
 import itertools
@@ -29,6 +31,8 @@ import math
 import numpy as np
 
 from layers.convolutional._runs import blas_for, over_runs, product_shares, sample_runs
+from layers.convolutional._strided_strips import (strided_strip_conv, strided_strip_input_grad,
+                                                  strided_strip_kernel_grad)
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 
@@ -163,6 +167,9 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
         return _col2im_conv(x, flipped, strides, dilation_rate, flipped_pads, out, groups), ("inputs", x)
     if _strips_fit(kernel, strides, groups):
         return _strip_conv(x, kernel, dilation_rate, pads), ("strips", x)
+    if _strided_strips_fit(kernel, strides, dilation_rate, groups):
+        out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
+        return strided_strip_conv(x, kernel, strides, pads, out), ("strided strips", x)
     outputs, cols = _im2col_conv(x, kernel, strides, dilation_rate, pads, groups)
     return outputs, ("cols", cols)
 
@@ -181,6 +188,8 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
             return _strip_conv(grad_outputs, flipped, dilation_rate, flipped_pads)
         if kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1:
             return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
+    if _strided_strips_fit(kernel, strides, dilation_rate, groups):
+        return strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial)
     return _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups)
 
 
@@ -195,6 +204,8 @@ def conv_kernel_grad(saved, grad_outputs, kernel, strides, dilation_rate, pads):
         return _flipped(_cols_kernel_grad(cols, array, flipped.shape), dilation_rate, pads)[0]
     if form == "strips":
         return _strip_kernel_grad(array, grad_outputs, kernel.shape, dilation_rate, pads)
+    if form == "strided strips":
+        return strided_strip_kernel_grad(array, grad_outputs, kernel.shape, strides, pads)
     return _cols_kernel_grad(array, grad_outputs, kernel.shape)
 
 
@@ -218,6 +229,14 @@ def _strips_fit(kernel, strides, groups):
     channels (with fewer, im2col's one wider product is faster)."""
     return (_stride_one(strides, groups) and kernel.ndim > 3 and kernel[..., 0, 0].size > 1
             and kernel.shape[-2] >= STRIP_MIN_CHANNELS)
+
+
+def _strided_strips_fit(kernel, strides, dilation_rate, groups):
+    """Whether ``_strided_strips`` runs for ``kernel``: a 2D kernel of more than one
+    tap at a stride above 1 (dilation 1: Keras allows no other), one group, at
+    least ``STRIP_MIN_CHANNELS`` input channels."""
+    return (groups == 1 and kernel.ndim == 4 and max(strides) > 1 and max(dilation_rate) == 1
+            and kernel[..., 0, 0].size > 1 and kernel.shape[-2] >= STRIP_MIN_CHANNELS)
 
 
 def strips(x, kernel_size, dilation_rate, pads, out):

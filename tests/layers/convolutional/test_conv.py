@@ -183,6 +183,10 @@ CHANNEL_RATIO_CASES = [
     (Conv1D, (1, 9, 2), 5, dict(kernel_size=4, padding="same")),
     (Conv2D, (2, 5, 6, 3), 7, dict(kernel_size=1)),  # 1x1: no im2col copy, input gradient by one matmul
     (Conv2D, (2, 5, 6, 7), 3, dict(kernel_size=1, padding="same", use_bias=False)),
+    # 16 channels at a stride: by strided strips, forward and both gradients
+    (Conv2D, (2, 7, 8, 16), 5, dict(kernel_size=3, strides=2, padding="same")),
+    (Conv2D, (2, 9, 7, 16), 3, dict(kernel_size=(3, 2), strides=(2, 3))),
+    (Conv2D, (2, 16, 8, 5), 4, dict(kernel_size=3, strides=(3, 2), padding="same", data_format="channels_first")),
 ]
 
 

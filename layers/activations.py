@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from layers.convolutional._runs import over_elements
+
 # The activations that do not cost one FLOP per element.
 _FLOPS_PER_ELEMENT = {"linear": 0, "softmax": 3, "log_softmax": 3}
 
@@ -93,6 +95,8 @@ class ActivationFunction:
 def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     # Keras 3: the part above `threshold` (clipped to [0, max_value]) minus
     # `negative_slope` times the distance below it.
+    if not negative_slope and max_value is None and not threshold and x.dtype.kind == "f":
+        return over_elements(_positive_part, x)  # the plain relu, on the hot path of every CNN
     y = np.where(x > threshold, x, 0) if threshold else np.maximum(x, 0)
     if max_value is not None:
         y = np.clip(y, 0, max_value)
@@ -103,12 +107,22 @@ def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 def _relu_grad(x, y, g, negative_slope=0.0, max_value=None, threshold=0.0):
     if not negative_slope and max_value is None and not threshold:
-        return g * (x > 0)  # the plain relu, on the hot path of every CNN
+        if g.shape == x.shape and g.dtype.kind == "f":
+            return over_elements(_where_positive, g, x)
+        return g * (x > 0)
     active = x > threshold
     if max_value is not None:
         active &= (x > 0) & (x < max_value)
     slope = np.where(x < threshold, negative_slope, active.astype(g.dtype))
     return g * slope
+
+
+def _positive_part(x, out):
+    return np.maximum(x, 0, out=out)
+
+
+def _where_positive(g, x, out):
+    return np.multiply(g, x > 0, out=out)
 
 
 def _sigmoid(x):

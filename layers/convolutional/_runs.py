@@ -16,11 +16,13 @@ import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor, wait
 
+import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from engine.blas_threads import num_threads
 
 RUN_BYTES = 1 << 18  # a run's copy, well inside a core's L2 cache (256 KB to 2 MB on current CPUs)
+SHARE_ELEMENTS = 1 << 17  # 512 KB of float32: the least a thread is handed of an elementwise operation
 SHARE_FLOPS = 1 << 22  # 4 MFLOPs, about 0.1 ms of a core: the least a thread is handed of a batch's product
 THREADED_FLOPS = 1 << 27  # 134 MFLOPs: a few milliseconds of one core, where handing work over costs microseconds
 
@@ -89,6 +91,26 @@ def product_shares(batch, flops):
         [(0, 32)]
     """
     return shares(batch, -(-SHARE_FLOPS * batch // max(flops, 1)))
+
+
+def over_elements(function, *arrays):
+    """``function(*arrays, out=out)`` for arrays of one shape, computed in ``shares``
+    of their flat elements between threads (at least ``SHARE_ELEMENTS`` each) when
+    they are all C-contiguous, else at once. ``out`` has the first array's dtype.
+
+    Example:
+        >>> import numpy as np
+        >>> over_elements(np.add, np.ones(3), np.arange(3.0))
+        array([1., 2., 3.])
+    """
+    out = np.empty(arrays[0].shape, arrays[0].dtype)
+    pieces = shares(out.size, SHARE_ELEMENTS)
+    if len(pieces) < 2 or not all(array.flags.c_contiguous for array in arrays):
+        function(*arrays, out=out)
+        return out
+    flats, flat_out = [array.reshape(-1) for array in arrays], out.reshape(-1)
+    over_runs(lambda start, stop: function(*(flat[start:stop] for flat in flats), out=flat_out[start:stop]), pieces)
+    return out
 
 
 def _work_share(work, runs):

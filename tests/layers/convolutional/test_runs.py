@@ -118,3 +118,20 @@ def test_im2col_and_col2im_products_shared_between_threads_match_one_thread(monk
     for got, want in zip(everything(), expected):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert calls and all(runs == [(0, 2), (2, 5)] for runs in calls)
+
+
+def test_elementwise_operations_split_between_threads_match_one_piece(monkeypatch):
+    from layers.activations import relu
+
+    rng = np.random.default_rng(3)
+    x, g = rng.normal(size=(4, 5, 6)).astype("float32"), rng.normal(size=(4, 5, 6)).astype("float32")
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    monkeypatch.setattr(_runs, "SHARE_ELEMENTS", 7)
+    calls = []
+    monkeypatch.setattr(_runs, "over_runs", lambda work, runs: calls.append(runs) or [work(*run) for run in runs])
+    np.testing.assert_array_equal(relu(x), np.maximum(x, 0))
+    np.testing.assert_array_equal(relu.gradient(x, relu(x), g), g * (x > 0))
+    assert calls == [[(0, 60), (60, 120)]] * 3
+    calls.clear()
+    np.testing.assert_array_equal(relu(x[:, ::2]), np.maximum(x[:, ::2], 0))  # not contiguous: at once
+    assert relu(x).dtype == np.float32 and calls == [[(0, 60), (60, 120)]]

@@ -45,7 +45,10 @@ def over_runs(work, runs):
 
     One share per thread, the calling thread working the first: each handover
     costs tens of microseconds of the interpreter's time, so a batch of 32
-    one-sample runs is handed over once per thread, not 32 times.
+    one-sample runs is handed over once per thread, not 32 times. A single run
+    holds BLAS to one thread too: OpenBLAS threads a product from 64x64x64 on,
+    and its woken threads then spin for about 0.1 s, taking the core our own
+    threads need (a digits CNN step with both cores took 64 ms against 8).
 
     Args:
         work: a function of ``(start, stop)``; runs may call it in any order and
@@ -56,11 +59,13 @@ def over_runs(work, runs):
         >>> over_runs(lambda start, stop: stop - start, [(0, 2), (2, 3)])
         [2, 1]
     """
-    threads = min(num_threads(), len(runs))
-    if threads < 2:
+    if num_threads() < 2:
         return [work(start, stop) for start, stop in runs]
+    threads = min(num_threads(), len(runs))
     dealt = [runs[len(runs) * i // threads:len(runs) * (i + 1) // threads] for i in range(threads)]
     with _blas().limit(limits=1, user_api="blas"):
+        if threads < 2:
+            return _work_share(work, runs)
         others = [_pool(threads - 1).submit(_work_share, work, share) for share in dealt[1:]]
         try:
             first = _work_share(work, dealt[0])

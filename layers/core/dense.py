@@ -8,6 +8,7 @@ from engine import InputSpec, Layer
 from engine.training import constraints, regularizers
 from engine.network import initializers
 from layers import activations
+from layers.convolutional._runs import blas_for
 
 
 class Dense(Layer):
@@ -85,13 +86,15 @@ class Dense(Layer):
         return tuple(input_shape[:-1]) + (self.units,)
 
     def call(self, inputs, training=False):
-        z = inputs @ self.kernel.value
+        with blas_for(2 * inputs.size * self.units):
+            z = inputs @ self.kernel.value
         if self.bias is not None:
             z += self.bias.value
         return self.activation(z)
 
     def forward(self, inputs, training=True):
-        z = inputs @ self.kernel.value
+        with blas_for(2 * inputs.size * self.units):
+            z = inputs @ self.kernel.value
         if self.bias is not None:
             z += self.bias.value
         y = self.activation(z)
@@ -104,10 +107,12 @@ class Dense(Layer):
         grad_z = self.activation.gradient(z, y, grad_outputs)
         flat_x = inputs.reshape(-1, inputs.shape[-1])
         flat_g = grad_z.reshape(-1, self.units)
-        grads = {self.kernel: flat_x.T @ flat_g}
+        with blas_for(2 * inputs.size * self.units):  # small products on one BLAS thread (layers.convolutional._runs)
+            grads = {self.kernel: flat_x.T @ flat_g}
+            grad_inputs = grad_z @ self.kernel.value.T if input_gradient else None
         if self.bias is not None:
             grads[self.bias] = flat_g.sum(axis=0)
-        return (grad_z @ self.kernel.value.T if input_gradient else None), grads
+        return grad_inputs, grads
 
     def flops(self, input_shapes, output_shapes):
         """The matmul (2 per multiply-add) and the bias add; the activation is not counted."""

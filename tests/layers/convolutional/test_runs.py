@@ -135,3 +135,33 @@ def test_elementwise_operations_split_between_threads_match_one_piece(monkeypatc
     calls.clear()
     np.testing.assert_array_equal(relu(x[:, ::2]), np.maximum(x[:, ::2], 0))  # not contiguous: at once
     assert relu(x).dtype == np.float32 and calls == [[(0, 60), (60, 120)]]
+
+
+def test_a_single_run_holds_blas_to_one_thread_too_when_threads_are_used(monkeypatch):
+    # OpenBLAS threads products from 64x64x64 on; its woken threads then spin, taking our threads' core.
+    def blas_threads(start, stop):
+        return [lib["num_threads"] for lib in ThreadpoolController().select(user_api="blas").info()]
+
+    with ThreadpoolController().limit(limits=2, user_api="blas"):
+        monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+        assert all(set(threads) == {1} for threads in _runs.over_runs(blas_threads, [(0, 4)]))
+        monkeypatch.setattr(_runs, "num_threads", lambda: 1)
+        assert all(set(threads) == {2} for threads in _runs.over_runs(blas_threads, [(0, 4)]))
+
+
+def test_dense_products_below_the_threaded_size_hold_blas_to_one_thread(monkeypatch):
+    from layers import Dense
+    from layers.core import dense
+
+    seen = []
+
+    def recording(flops):
+        seen.append(flops)
+        return _runs.blas_for(flops)
+
+    monkeypatch.setattr(dense, "blas_for", recording)
+    layer = Dense(3)
+    layer.build((4, 5))
+    outputs, cache = layer.forward(np.ones((4, 5), "float32"))
+    layer.backward(cache, np.ones_like(outputs))
+    assert seen == [2 * 4 * 5 * 3] * 2

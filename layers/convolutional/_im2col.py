@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from layers.convolutional._runs import blas_for, over_runs, product_shares, sample_runs
+from layers.convolutional._runs import over_product_shares, over_runs, sample_runs
 from layers.convolutional._strided_strips import (strided_strip_conv, strided_strip_input_grad,
                                                   strided_strip_kernel_grad)
 
@@ -361,7 +361,7 @@ def _im2col_conv(x, kernel, strides, dilation_rate, pads, groups=1):
             np.copyto(cols[:, rows].reshape(view[:, start:stop].shape), view[:, start:stop])
         np.matmul(cols[:, rows], weights, out=outputs[:, rows])
 
-    _over_product_shares(run, batch, 2 * cols.size * weights.shape[-1])
+    over_product_shares(run, batch, 2 * cols.size * weights.shape[-1])
     return np.moveaxis(outputs, 0, 1).reshape((batch,) + out + (kernel.shape[-1],)), cols
 
 
@@ -384,7 +384,7 @@ def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, gr
         part_grad = window_grad(grad_cols, pads, spatial, kernel_size, strides, dilation_rate)
         grad[start:stop] = part_grad.reshape(part_grad.shape[:1 + rank] + (groups * in_per_group,))
 
-    _over_product_shares(run, batch, 2 * grad_outputs.size * taps * in_per_group)
+    over_product_shares(run, batch, 2 * grad_outputs.size * taps * in_per_group)
     return grad
 
 
@@ -399,19 +399,9 @@ def _cols_kernel_grad(cols, grad_outputs, kernel_shape):
         rows = slice(start * per_sample, stop * per_sample)
         return np.matmul(np.swapaxes(cols[:, rows], 1, 2), grouped[:, rows])
 
-    grad = sum(_over_product_shares(run, batch, 2 * cols.size * grad_outputs.shape[-1] // groups))
+    grad = sum(over_product_shares(run, batch, 2 * cols.size * grad_outputs.shape[-1] // groups))
     grad = grad.reshape((groups,) + tuple(kernel_shape[:-1]) + (-1,))
     return np.moveaxis(grad, 0, -2).reshape(kernel_shape)
-
-
-def _over_product_shares(run, batch, flops):
-    """``run(start, stop)`` over ``product_shares`` of the batch for a product of
-    ``flops`` in all: between threads, or in one piece, BLAS threaded by ``blas_for``."""
-    pieces = product_shares(batch, flops)
-    if len(pieces) > 1:
-        return over_runs(run, pieces)
-    with blas_for(flops):
-        return [run(0, batch)]
 
 
 def _grouped_kernel(kernel, groups):

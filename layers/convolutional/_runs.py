@@ -98,6 +98,22 @@ def product_shares(batch, flops):
     return shares(batch, -(-SHARE_FLOPS * batch // max(flops, 1)))
 
 
+def over_product_shares(run, batch, flops):
+    """``[run(start, stop) for each of the product_shares]`` of a batch whose
+    product takes ``flops`` in all: split between threads, or one piece, BLAS
+    threaded for it by ``blas_for``.
+
+    Example:
+        >>> over_product_shares(lambda start, stop: stop - start, 8, 100)
+        [8]
+    """
+    pieces = product_shares(batch, flops)
+    if len(pieces) > 1:
+        return over_runs(run, pieces)
+    with blas_for(flops):
+        return [run(0, batch)]
+
+
 def over_elements(function, *arrays):
     """``function(*arrays, out=out)`` for arrays of one shape, computed in ``shares``
     of their flat elements between threads (at least ``SHARE_ELEMENTS`` each) when

@@ -8,6 +8,11 @@ from engine.training import constraints, regularizers
 from engine.network import initializers
 from layers.convolutional._base import _BaseConv, from_channels_last, positive_int, to_channels_last
 from layers.convolutional._im2col import crop, effective_size, output_spatial, pad, tap_targets
+from layers.convolutional._runs import over_product_shares
+
+# einsum's loops take about 10 times a BLAS product's time per multiply-add (3-4 GFLOP/s against 40):
+# the factor by which a depthwise product counts in over_product_shares' threshold.
+EINSUM_COST = 10
 
 
 class DepthwiseConv2D(_BaseConv):
@@ -95,14 +100,21 @@ def depthwise_conv(x, kernel, strides, dilation_rate, pads):
     """The depthwise convolution of channels-last ``x`` with a ``(*kernel_size, in,
     multiplier)`` kernel: returns ``(outputs, the padded input)``.
 
-    One ``einsum`` over a view of the windows' rows (no copies, no temporaries);
-    as a grouped im2col convolution it would be one tiny matmul per channel.
+    One ``einsum`` over a view of the windows' rows (no copies, no temporaries),
+    in ``product_shares`` of the batch between threads; as a grouped im2col
+    convolution it would be one tiny matmul per channel.
     """
     kernel_size = kernel.shape[:-2]
     padded = pad(x, pads)
     out = output_spatial(x.shape[1:-1], kernel_size, strides, dilation_rate, pads)
     rows = row_windows(padded, kernel_size, strides, dilation_rate, out)
-    outputs = np.einsum("bhij...,ij...m->bh...m", rows, _per_row(kernel, rows))
+    per_row = _per_row(kernel, rows)
+    outputs = np.empty(rows.shape[:2] + rows.shape[4:] + kernel.shape[-1:], np.result_type(x, kernel))
+
+    def run(start, stop):
+        np.einsum("bhij...,ij...m->bh...m", rows[start:stop], per_row, out=outputs[start:stop])
+
+    over_product_shares(run, x.shape[0], EINSUM_COST * 2 * outputs.size * math.prod(kernel_size))
     return outputs.reshape((x.shape[0],) + out + (math.prod(kernel.shape[-2:]),)), padded  # explicit: batch 0
 
 
@@ -112,24 +124,38 @@ def depthwise_conv_grads(padded, grad_outputs, kernel, strides, dilation_rate, p
     depthwise convolution of the padded output gradient with the flipped kernel,
     and otherwise the output gradients times each tap's weights added back tap by tap."""
     kernel_size, (channels, multiplier) = kernel.shape[:-2], kernel.shape[-2:]
-    out = grad_outputs.shape[1:-1]
+    out, batch = grad_outputs.shape[1:-1], grad_outputs.shape[0]
     rows = row_windows(padded, kernel_size, strides, dilation_rate, out)
     grad = grad_outputs.reshape(grad_outputs.shape[:2] + rows.shape[4:] + (multiplier,))
-    grad_kernel = np.einsum("bhij...,bh...m->ij...m", rows, grad)
+    flops = EINSUM_COST * 2 * grad_outputs.size * math.prod(kernel_size)
+
+    def kernel_run(start, stop):
+        return np.einsum("bhij...,bh...m->ij...m", rows[start:stop], grad[start:stop])
+
+    grad_kernel = sum(over_product_shares(kernel_run, batch, flops))
     grad_kernel = grad_kernel.reshape(kernel_size + (-1, channels, multiplier)).sum(axis=2)
     if max(strides) > 1:
         grad = grad_outputs.reshape(grad_outputs.shape[:-1] + (channels, multiplier))
         grad_padded = np.zeros(padded.shape, grad.dtype)
-        for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
-            grad_padded[target] += np.einsum("bhwcm,cm->bhwc", grad, kernel[tap])
+
+        def strided_run(start, stop):
+            for tap, target in tap_targets(kernel_size, strides, dilation_rate, out):
+                grad_padded[start:stop][target] += np.einsum("bhwcm,cm->bhwc", grad[start:stop], kernel[tap])
+
+        over_product_shares(strided_run, batch, flops)
         return crop(grad_padded, pads, spatial), grad_kernel
     spans = effective_size(kernel_size, dilation_rate)
     grad_pads = tuple((span - 1 - before, span - 1 - after) for span, (before, after) in zip(spans, pads))
     padded_grad = pad(grad_outputs, grad_pads)
     grad_rows = row_windows(padded_grad, kernel_size, strides, dilation_rate, spatial)
     grad_rows = grad_rows.reshape(grad_rows.shape[:-1] + (grad_rows.shape[-1] // multiplier, multiplier))
-    flipped = kernel[::-1, ::-1]
-    grad_x = np.einsum("bhij...m,ij...m->bh...", grad_rows, _per_row(flipped, grad_rows[..., 0]))
+    per_row = _per_row(kernel[::-1, ::-1], grad_rows[..., 0])
+    grad_x = np.empty(grad_rows.shape[:2] + grad_rows.shape[4:-1], np.result_type(grad_outputs, kernel))
+
+    def input_run(start, stop):
+        np.einsum("bhij...m,ij...m->bh...", grad_rows[start:stop], per_row, out=grad_x[start:stop])
+
+    over_product_shares(input_run, batch, flops)
     return grad_x.reshape(grad_x.shape[:1] + tuple(spatial) + (channels,)), grad_kernel
 
 

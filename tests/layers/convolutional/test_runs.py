@@ -114,7 +114,8 @@ def test_im2col_and_col2im_products_shared_between_threads_match_one_thread(monk
     monkeypatch.setattr(_runs, "num_threads", lambda: 2)
     monkeypatch.setattr(_runs, "SHARE_FLOPS", 1)  # every sample a share of its own
     calls = []
-    monkeypatch.setattr(_im2col, "over_runs", lambda work, runs: calls.append(runs) or _runs.over_runs(work, runs))
+    real = _runs.over_runs
+    monkeypatch.setattr(_runs, "over_runs", lambda work, runs: calls.append(runs) or real(work, runs))
     for got, want in zip(everything(), expected):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert calls and all(runs == [(0, 2), (2, 5)] for runs in calls)
@@ -165,3 +166,29 @@ def test_dense_products_below_the_threaded_size_hold_blas_to_one_thread(monkeypa
     outputs, cache = layer.forward(np.ones((4, 5), "float32"))
     layer.backward(cache, np.ones_like(outputs))
     assert seen == [2 * 4 * 5 * 3] * 2
+
+
+@pytest.mark.parametrize("strides, pads", [((1, 1), ((1, 1), (1, 1))), ((2, 2), ((0, 1), (0, 1)))])
+def test_depthwise_convolution_shared_between_threads_matches_one_thread(monkeypatch, strides, pads):
+    from layers.convolutional import depthwise_conv2d
+
+    rng = np.random.default_rng(4)
+    x, kernel = rng.normal(size=(5, 6, 7, 4)), rng.normal(size=(3, 3, 4, 2))
+    out = _im2col.output_spatial(x.shape[1:-1], (3, 3), strides, (1, 1), pads)
+    grad = rng.normal(size=(5,) + out + (8,))
+
+    def everything():
+        outputs, padded = depthwise_conv2d.depthwise_conv(x, kernel, strides, (1, 1), pads)
+        return (outputs,) + depthwise_conv2d.depthwise_conv_grads(padded, grad, kernel, strides, (1, 1), pads,
+                                                                  x.shape[1:-1])
+
+    monkeypatch.setattr(_runs, "num_threads", lambda: 1)
+    expected = everything()
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    monkeypatch.setattr(_runs, "SHARE_FLOPS", 1)
+    calls = []
+    real = _runs.over_runs
+    monkeypatch.setattr(_runs, "over_runs", lambda work, runs: calls.append(runs) or real(work, runs))
+    for got, want in zip(everything(), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert calls == [[(0, 2), (2, 5)]] * 3

@@ -1,15 +1,18 @@
-"""Runs of samples: a batch cut into pieces whose copies fit in a core's cache,
-worked on one after the other, or split between ``engine.num_threads()`` threads.
+"""Work split between ``engine.num_threads()`` threads: runs of samples whose
+copies fit in a core's cache (``sample_runs``), a batch's product in one share
+per thread (``product_shares``), elementwise work in flat pieces
+(``over_elements``), each handed to ``over_runs``.
 
 Split between threads, each run makes its copy and multiplies it on its own
 core, with BLAS held to one thread meanwhile: the copies run in parallel too,
-and no product waits for BLAS threads that other work keeps busy.
+and no product waits for BLAS threads that other work keeps busy. Work too
+small to be worth a handover (``SHARE_FLOPS``, ``SHARE_ELEMENTS``) stays on
+the calling thread.
 
-A convolution's products outside runs (im2col, col2im, their kernel gradients)
-use BLAS' threads only when they are large (``blas_for``): split between two
-threads, a product of a few MFLOPs spent more time handing work over than
-working (a small ResNet's step took twice the CPU time of one thread, and more
-wall time too).
+Products outside runs use BLAS' threads only when they are large (``blas_for``):
+split between two threads, a product of a few MFLOPs spent more time handing
+work over than working (a small ResNet's step took twice the CPU time of one
+thread, and more wall time too).
 """
 
 import contextlib
@@ -62,10 +65,10 @@ def over_runs(work, runs):
     if num_threads() < 2:
         return [work(start, stop) for start, stop in runs]
     threads = min(num_threads(), len(runs))
-    dealt = [runs[len(runs) * i // threads:len(runs) * (i + 1) // threads] for i in range(threads)]
     with _blas().limit(limits=1, user_api="blas"):
         if threads < 2:
             return _work_share(work, runs)
+        dealt = [runs[len(runs) * i // threads:len(runs) * (i + 1) // threads] for i in range(threads)]
         others = [_pool(threads - 1).submit(_work_share, work, share) for share in dealt[1:]]
         try:
             first = _work_share(work, dealt[0])

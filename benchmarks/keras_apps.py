@@ -18,6 +18,10 @@
 
 Threads are NOT pinned here, unlike the other benchmarks: each library runs at
 its defaults, which is what users get (nodeweave and XLA use every core).
+
+A smoke run (``--smoke``, tests/benchmarks) checks that every row is measured and
+written, on small inputs and with Keras on its NumPy backend, which builds an
+application without compiling a kernel per weight shape.
 """
 
 import gc
@@ -27,7 +31,7 @@ import tempfile
 
 import numpy as np
 
-os.environ["KERAS_BACKEND"] = "jax"
+os.environ["KERAS_BACKEND"] = "numpy" if "--smoke" in sys.argv else "jax"
 
 ARCHITECTURES = ["VGG16", "ResNet50", "ResNet50V2", "InceptionV3", "Xception", "MobileNet", "MobileNetV2",
                  "MobileNetV3Small", "DenseNet121", "NASNetMobile", "EfficientNetB0", "EfficientNetV2B0",
@@ -46,9 +50,12 @@ def keras_application(name, size=None):
 def finished(model):
     """``model`` once jax has computed its weights: jax dispatches work asynchronously,
     so without this a Keras contender's work would run into the next one's timing."""
-    import jax
+    import keras
 
-    jax.block_until_ready([variable.value for variable in model.weights])
+    if keras.backend.backend() == "jax":
+        import jax
+
+        jax.block_until_ready([variable.value for variable in model.weights])
     return model
 
 
@@ -184,7 +191,7 @@ def main(smoke=False):
     folder = tempfile.mkdtemp()
     rows = inference_rows(folder, smoke) + build_and_load_rows(folder, smoke)
     rows += [deep_chain_row(folder, smoke), identity_chain_keras_row(folder, smoke)]
-    save("keras_apps", {"rows": rows, "keras": keras.__version__,
+    save("keras_apps", {"rows": rows, "keras": keras.__version__, "keras_backend": keras.backend.backend(),
                         "machine": {**machine(), "threads": "each library's default"}})
     return rows
 

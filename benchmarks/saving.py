@@ -1,5 +1,9 @@
 """Model save and load time and file size: nodeweave's .nw against Keras 3's .keras
-(jax backend), for the digits CNN and a 784-256-256-10 MLP with the same weights."""
+(jax backend), for the digits CNN and a 784-256-256-10 MLP with the same weights.
+
+A smoke run (``--smoke``, tests/benchmarks) checks that every row is measured and
+written, with Keras on its NumPy backend, which loads without compiling a kernel
+per weight shape."""
 
 from benchmarks.harness import pin_threads
 
@@ -9,7 +13,7 @@ import os  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 
-os.environ["KERAS_BACKEND"] = "jax"
+os.environ["KERAS_BACKEND"] = "numpy" if "--smoke" in sys.argv else "jax"
 
 
 def keras_twin(model):
@@ -62,7 +66,7 @@ def main(smoke=False):
               f"{sizes['nodeweave'] / sizes['keras']:6.2f}")
         rows.append({"model": model.name, "params": model.count_params(), "save_seconds": saved,
                      "load_seconds": loaded, "file_bytes": sizes})
-    save("saving", {"rows": rows, "keras": keras.__version__})
+    save("saving", {"rows": rows, "keras": keras.__version__, "keras_backend": keras.backend.backend()})
     return rows
 
 

@@ -13,6 +13,8 @@ routed to the tensor slots with each argument's structure compared to the
 structure of its gradient (as JAX's ``custom_vjp`` compares pytrees).
 """
 
+import functools
+
 from engine import tree
 from engine.network.argument_gradients import ArgumentGradients, call_parameter_names, first_argument_name
 from engine.network.call_keywords import mask_parameters
@@ -80,11 +82,7 @@ class BoundArguments:
         self.args, self.kwargs, self._is_tensor = args, kwargs, is_tensor
         self.first = first_argument_name(layer)
         if len(args) == 1 and not kwargs and is_tensor(args[0]):
-            # The fast path: what the other calls need is made on first use (most Nodes never need it).
-            self.single = True
-            self.tensors = [args[0]]
-            self.structure = _SINGLE_STRUCTURE
-            self._arguments = self._slots = self._leaves = self._positions = self._listed = None
+            self._bind_one()
             return
         self.single = False
         # A list of tensors and nothing else (Add, Concatenate): filled in without packing.
@@ -102,6 +100,13 @@ class BoundArguments:
             self._slots[name] = range(start, start + count)
             start += count
         self.structure = tuple((name, _shape_of(value, is_tensor)) for name, value in self._arguments.items())
+
+    def _bind_one(self):
+        """The fast path, for a call on one tensor: what other calls need is made on first use."""
+        self.single = True
+        self.tensors = [self.args[0]]
+        self.structure = _SINGLE_STRUCTURE
+        self._arguments = self._slots = self._leaves = self._positions = self._listed = None
 
     @property
     def arguments(self):
@@ -227,6 +232,37 @@ class BoundArguments:
 
 
 _SINGLE_STRUCTURE = (("", "tensor"),)
+
+
+class _Marker:
+    """Stands for the tensor of the calls that share a ``one_tensor_call``."""
+
+    def __repr__(self):
+        return "<the call's tensor>"
+
+
+_MARKER = _Marker()
+
+
+def _is_marker(leaf):
+    return leaf is _MARKER
+
+
+@functools.lru_cache(maxsize=None)
+def one_tensor_call(first):
+    """The ``BoundArguments`` of a call on one tensor by parameter ``first``, shared by all such calls: a plan's
+    step reads from it what it reads from any call's (``fill_in``, ``route``, the masks' slots), which does
+    not depend on the tensor (a marker stands for it), so such a Node makes none of its own.
+
+    Example:
+        >>> call = one_tensor_call("inputs")
+        >>> call is one_tensor_call("inputs"), call.single, call.fill_in(["a", "b"], (1,))
+        (True, True, ('b', (), {}))
+    """
+    bound = BoundArguments.__new__(BoundArguments)
+    bound.args, bound.kwargs, bound._is_tensor, bound.first = (_MARKER,), {}, _is_marker, first
+    bound._bind_one()
+    return bound
 
 
 def gradients_as_given(given, grads):

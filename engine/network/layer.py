@@ -103,6 +103,9 @@ class Layer(LayerCalls, LayerWeights, AddedLosses, NodeQueries, Module):
     #: Whether the layer was called; its declared call-context arguments beyond ``training`` (engine.network.call_context).
     _called = False
     _context_args = frozenset()
+    #: Whether the layer refuses new state (``_tracker``, ``engine.network.tracking.StateLock``); the call template
+    #: sets it once built. Read and set as an attribute: touching the instance's ``__dict__`` would make one.
+    _state_locked = False
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)

@@ -208,7 +208,7 @@ class LayerCalls:
             self.build(shapes) if named_shapes is None else self.build(**named_shapes)
             self.built = True
             self._build_shapes = shapes
-            self.__dict__["_state_locked"] = True  # as self._tracker.lock(), without making the view
+            self._state_locked = True  # as self._tracker.lock(), without making the view
 
     def _as_array(self, value):
         if isinstance(value, Variable):

@@ -95,7 +95,8 @@ class LayerWeights:
         dtype, np_dtype = _dtype_names(dtype or self.dtype)
         if initializer is None:
             initializer = "glorot_uniform" if np_dtype.kind == "f" else "zeros"
-        initializer = initializers.get(initializer)
+        if not callable(initializer):  # a name or a config; an Initializer or a function is kept as it is
+            initializer = initializers.get(initializer)
         if charge_weight(self.name, name, shape, dtype, initializer):
             initializer = initializers.get("zeros")  # a load assigns it from the file: no initial values to draw
         later, place = drawn_later(initializer)
@@ -104,9 +105,9 @@ class LayerWeights:
             if value.shape != shape:
                 raise ValueError(f"Initializer of weight {name!r} of layer {self.name!r} returned shape {value.shape}, "
                                  f"expected {shape}.")
-        variables = self._tracked("_variables")
+        variables = self._variables  # a tuple, the class's, until the first weight
         name = name or f"variable_{len(variables)}"
-        if self.__dict__.get("_state_locked"):
+        if self._state_locked:
             refuse_new_state(self, f"weight {name!r}")
         for variable in variables:
             if variable.name == name:
@@ -114,8 +115,10 @@ class LayerWeights:
                     f"Layer {self.name!r} ({type(self).__name__}) already has a weight named {name!r}: a model file "
                     "keeps weights by name, so give each weight of a layer its own name."
                 )
-        regularizer = None if regularizer is None else regularizers.get(regularizer)
-        constraint = None if constraint is None else constraints.get(constraint)
+        if regularizer is not None:
+            regularizer = regularizers.get(regularizer)
+        if constraint is not None:
+            constraint = constraints.get(constraint)
         path = f"{self.name}/{name}"
         if later:
             variable = Variable.drawn_on_first_use(initializer, shape, np_dtype, place, name=name, path=path,
@@ -123,7 +126,10 @@ class LayerWeights:
         else:
             variable = Variable(value, name=name, path=path, trainable=trainable, regularizer=regularizer,
                                 constraint=constraint)
-        variables.append(variable)
+        if type(variables) is list:
+            variables.append(variable)
+        else:
+            self._variables = [variable]
         return variable
 
     @property

@@ -27,6 +27,9 @@ class Module:
         (True, False)
     """
 
+    #: The Variables made by ``add_weight``, in creation order: a list made by the first one.
+    _variables = ()
+
     def __reduce__(self):
         return extensions.provided("reduce_layer")(self)  # engine.pickling, which imports this module
 

@@ -9,7 +9,8 @@ import threading
 from typing import NamedTuple
 
 from engine import extensions, tree
-from engine.network.bound_arguments import BoundArguments
+from engine.network.argument_gradients import first_argument_name
+from engine.network.bound_arguments import BoundArguments, one_tensor_call
 from engine.network.keras_tensor import KerasTensor
 
 # Registration reads a layer's node count and then appends, so two threads
@@ -68,18 +69,26 @@ class Node:
         ('x', True, True)
     """
 
-    # ``_output_list`` holds the flat outputs of a call with several; a call with one output keeps none (one
-    # object fewer per layer of a deep graph for the garbage collector) and ``output_tensors`` makes the list.
-    __slots__ = ("outbound_layer", "call_args", "call_kwargs", "bound_arguments", "input_tensors",
-                 "outputs", "_output_list", "fed_inputs", "__weakref__")
+    # A call on one tensor and nothing else, the common one, keeps only that tensor (``_input``): its arguments,
+    # ``input_tensors`` and ``bound_arguments`` are made when read, and ``call_shape`` is shared by all such calls.
+    # ``_output_list`` holds the flat outputs of a call with several; a call with one output keeps none. So a layer
+    # of a deep graph leaves fewer objects for the garbage collector.
+    __slots__ = ("outbound_layer", "_args", "call_kwargs", "_bound", "_input", "outputs", "_output_list",
+                 "fed_inputs", "__weakref__")
 
     def __init__(self, outbound_layer, call_args=(), call_kwargs=None, outputs=(), fed_inputs=None):
         self.outbound_layer = outbound_layer
         self.fed_inputs = fed_inputs
-        self.call_args = call_args if type(call_args) is tuple else tuple(call_args)
         self.call_kwargs = dict(call_kwargs) if call_kwargs else {}
-        self.bound_arguments = BoundArguments(outbound_layer, self.call_args, self.call_kwargs)
-        self.input_tensors = input_tensors = self.bound_arguments.tensors
+        if len(call_args) == 1 and not call_kwargs and isinstance(call_args[0], KerasTensor):
+            self._args = self._bound = None
+            self._input = call_args[0]
+            input_tensors = (self._input,)
+        else:
+            self._args = call_args if type(call_args) is tuple else tuple(call_args)
+            self._input = None
+            self._bound = BoundArguments(outbound_layer, self._args, self.call_kwargs)
+            input_tensors = self._bound.tensors
         self.outputs = outputs
         if isinstance(outputs, KerasTensor):
             self._output_list = None
@@ -113,6 +122,33 @@ class Node:
                         inbound._outbound_nodes.append(self)
             for tensor_index, tensor in enumerate(output_tensors):
                 tensor._set_history(outbound_layer, node_index, tensor_index)
+
+    @property
+    def call_args(self):
+        """The call's positional arguments, a tuple, tensors in place."""
+        return (self._input,) if self._args is None else self._args
+
+    @property
+    def input_tensors(self):
+        """The symbolic tensors among the arguments, flattened (a new list for a call on one tensor)."""
+        return [self._input] if self._args is None else self._bound.tensors
+
+    @property
+    def bound_arguments(self):
+        """The call's arguments bound to ``call``'s parameters (a ``BoundArguments``, made on first read for a
+        call on one tensor)."""
+        if self._bound is None:
+            self._bound = BoundArguments(self.outbound_layer, (self._input,), self.call_kwargs)
+        return self._bound
+
+    @property
+    def call_shape(self):
+        """What running the call needs of its arguments (``fill_in``, ``route``, the masks' slots): the
+        ``bound_arguments``, or for a call on one tensor the ``BoundArguments`` shared by all such calls
+        of the same parameter (``engine.network.bound_arguments.one_tensor_call``)."""
+        if self._args is None:
+            return one_tensor_call(first_argument_name(self.outbound_layer))
+        return self._bound
 
     @property
     def output_tensors(self):
@@ -161,7 +197,7 @@ class Node:
     @property
     def is_input(self):
         """Whether the Node has no input tensors (the Node of an ``Input``)."""
-        return not self.input_tensors
+        return self._args is not None and not self._bound.tensors
 
     def __repr__(self):
         inbound = [t.name if t._keras_history.layer is None else

@@ -48,21 +48,21 @@ class Step:
 
     def __init__(self, node, in_slots, out_slots):
         self.node = node
-        self.layer = node.outbound_layer
-        self.arguments = node.bound_arguments
-        self.in_slots = tuple(in_slots)
+        self.layer = layer = node.outbound_layer
+        self.arguments = arguments = node.call_shape
+        self.in_slots = in_slots = tuple(in_slots)
         self.out_slots = tuple(out_slots)
         self.free_slots = ()
-        self.passes_training = _accepts_training(type(self.layer))
+        self.passes_training, self.passes_mask, self.skips_input_gradient = _step_traits(type(layer))
         # A layer without a hand-written backward may call layers that follow its ``training`` (Layer._call).
-        self.sets_call_context = not self.layer._has_backward()
-        self.passes_mask = "mask" in call_parameters(type(self.layer))
-        # Its backward can leave out the input gradient when no earlier step reads it (Conv, Dense, BN).
-        self.skips_input_gradient = "input_gradient" in backward_parameters(type(self.layer))
-        first, self.first_single = self.arguments.first_tensors()
-        self.first_slots = tuple(in_slots[i] for i in first)
+        self.sets_call_context = not layer._has_backward()
+        if arguments.single:
+            self.first_slots, self.first_single = in_slots, True
+        else:
+            first, self.first_single = arguments.first_tensors()
+            self.first_slots = tuple(in_slots[i] for i in first)
         self.argument_masks = tuple((name, tuple(in_slots[i] for i in indices), single)
-                                    for name, indices, single in self.arguments.argument_masks(type(self.layer)))
+                                    for name, indices, single in arguments.argument_masks(type(layer)))
 
     def __repr__(self):
         """``dense[1]: (x[0][0]) -> (dense[1][0])``: the call, the tensors it reads and those it makes."""
@@ -127,17 +127,23 @@ class ExecutionPlan:
         self._alias = {}
         self._fed_by_calls = None
         nodes = self._order_nodes()
-        self.slot_of = {id(t): i for i, t in enumerate(self.inputs)}
-        self.tensors = list(self.inputs)
-        self.steps = []
+        self.slot_of = slot_of = {id(t): i for i, t in enumerate(self.inputs)}
+        self.tensors = tensors = list(self.inputs)
+        self.steps = steps = []
+        resolve = self._resolve
         for node in nodes:
-            in_slots = [self.slot_of[id(self._resolve(t))] for t in node.input_tensors]
-            out_slots = []
-            for tensor in node.output_tensors:
-                self.slot_of[id(tensor)] = len(self.tensors)
-                out_slots.append(len(self.tensors))
-                self.tensors.append(tensor)
-            self.steps.append(Step(node, in_slots, out_slots))
+            in_slots = [slot_of[id(resolve(t))] for t in node.input_tensors]
+            if node._output_list is None:  # one output
+                out_slots = (len(tensors),)
+                slot_of[id(node.outputs)] = len(tensors)
+                tensors.append(node.outputs)
+            else:
+                out_slots = []
+                for tensor in node.output_tensors:
+                    slot_of[id(tensor)] = len(tensors)
+                    out_slots.append(len(tensors))
+                    tensors.append(tensor)
+            steps.append(Step(node, in_slots, out_slots))
         self.input_slots = tuple(range(len(self.inputs)))
         self.output_slots = tuple(self.slot_of[id(self._resolve(t))] for t in self.outputs)
         self._plan_frees()
@@ -165,13 +171,14 @@ class ExecutionPlan:
     def _producer(self, tensor, walk):
         """The Node that makes ``tensor``, or None when it is a model input."""
         while True:
-            tensor = self._resolve(tensor)
+            if self._alias:
+                tensor = self._resolve(tensor)
             if id(tensor) in walk.input_ids:
                 return None
-            if tensor._keras_history is None or tensor._keras_history.layer is None:
+            layer = tensor._layer  # the history's layer, read from its slot; None when it has none
+            if layer is None:
                 raise not_from_a_layer_error(tensor, f"A tensor that output {walk.output.name!r} depends on")
-            layer, node_index, _ = tensor._keras_history
-            node = layer._inbound_nodes[node_index]
+            node = layer._inbound_nodes[tensor._node_index]
             if not node.is_input:
                 return node
             outer = self._outer_tensor(tensor)
@@ -513,6 +520,14 @@ def _has_trainable_weights(layer):
     """Whether backward computes gradients of ``layer``'s weights: it has
     trainable ones, or its call is traced (the tape finds the weights it uses)."""
     return not layer._has_backward() or bool(layer.trainable_weights)
+
+
+@functools.cache
+def _step_traits(layer_class):
+    """What a step of a ``layer_class`` call passes: ``(training, mask, whether its backward can leave out the
+    input gradient when no earlier step reads it)`` (Conv, Dense, BN can), looked up once per class."""
+    return (_accepts_training(layer_class), "mask" in call_parameters(layer_class),
+            "input_gradient" in backward_parameters(layer_class))
 
 
 @functools.cache

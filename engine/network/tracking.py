@@ -49,15 +49,15 @@ class StateLock:
     @property
     def locked(self) -> bool:
         """Whether the layer refuses new state."""
-        return self._layer.__dict__.get("_state_locked", False)
+        return self._layer._state_locked
 
     def lock(self) -> None:
         """Refuses new state from now on."""
-        self._layer.__dict__["_state_locked"] = True
+        self._layer._state_locked = True
 
     def unlock(self) -> None:
         """Accepts new state again (a layer that grows after build on purpose)."""
-        self._layer.__dict__["_state_locked"] = False
+        self._layer._state_locked = False
 
 
 def refuse_new_state(layer, what: str) -> None:
@@ -70,7 +70,7 @@ def refuse_new_state(layer, what: str) -> None:
     Raises:
         ValueError: with Keras' phrase ("cannot add new elements of state").
     """
-    if layer.__dict__.get("_state_locked"):
+    if getattr(layer, "_state_locked", False):
         raise ValueError(
             f"You cannot add new elements of state (variables or sub-layers) to a layer that is already built. "
             f"Layer {layer.name!r} ({type(layer).__name__}) was asked for {what} after its build: create all state "

@@ -86,3 +86,19 @@ def test_bad_arguments_and_inputs():
         Conv2DTranspose(2, 3, output_padding=(1, 1, 1))
     with pytest.raises(ValueError, match=r"expected ndim=4, found ndim=5"):
         Conv2DTranspose(2, 3)(np.ones((1, 2, 2, 2, 2), "float32"))
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(kernel_size=4, strides=2, padding="same"),  # the GAN generator's
+    dict(kernel_size=(3, 2), strides=(2, 3), output_padding=1),  # crops past the end
+])
+def test_sixteen_filters_at_a_stride_run_by_strided_strips(kwargs, keras_layer, random_weights, inputs, monkeypatch):
+    from layers.convolutional import _im2col
+
+    shape, calls = (2, 5, 4, 3), []
+    real = _im2col.strided_strip_input_grad
+    monkeypatch.setattr(_im2col, "strided_strip_input_grad", lambda *args: calls.append(1) or real(*args))
+    theirs = keras_layer("Conv2DTranspose", shape, 16, **kwargs)
+    assert_matches_keras(Conv2DTranspose(16, **kwargs), theirs, inputs(shape))
+    assert calls
+    assert_gradients(random_weights(Conv2DTranspose(16, **kwargs), shape), inputs(shape, "float64", seed=1))

@@ -45,6 +45,9 @@ def assert_input_compatibility(input_spec, inputs, layer_name):
     ``input_spec`` (an InputSpec or a list of them, one per input)."""
     if not input_spec:
         return
+    if type(input_spec) is InputSpec and len(inputs) == 1:  # the common case, one spec and one input
+        _check_one(input_spec, inputs[0], 0, layer_name)
+        return
     specs = input_spec if isinstance(input_spec, (list, tuple)) else [input_spec]
     if len(inputs) != len(specs):
         raise ValueError(

@@ -17,10 +17,10 @@ import functools
 import numpy as np
 
 from engine import extensions
-from engine.dtypes import dtype_name
 from engine.files.registry import register_builtin
 from engine.files.storable_names import check_layer_name
 from engine.network import call_context
+from engine.network.dtype_names import dtype_names
 from engine.network.keras_arguments import accept_keras_arguments
 from engine.network.layer_calls import LayerCalls
 from engine.network.layer_losses import AddedLosses
@@ -109,16 +109,17 @@ class Layer(LayerCalls, LayerWeights, AddedLosses, NodeQueries, Module):
 
     def __init__(self, trainable=True, name=None, dtype="float32", activity_regularizer=None, **kwargs):
         dtype, kwargs = accept_keras_arguments(type(self), name, dtype, kwargs)
-        unknown = set(kwargs) - _ALLOWED_KWARGS
+        unknown = set(kwargs) - _ALLOWED_KWARGS if kwargs else None
         if unknown:
             raise ValueError(
                 f"Unrecognized keyword arguments passed to {type(self).__name__}: "
                 f"{ {k: kwargs[k] for k in sorted(unknown)} }"
             )
-        check_layer_name(type(self), name)
+        if name is not None:
+            check_layer_name(type(self), name)
         self.name = name or unique_name(to_snake_case(type(self).__name__))
-        self.dtype = dtype_name(dtype or "float32")
-        if not isinstance(trainable, (bool, np.bool_)):
+        self.dtype = dtype_names(dtype or "float32")[0]
+        if trainable is not True and trainable is not False and not isinstance(trainable, np.bool_):
             raise ValueError(f"Expected `trainable` argument to be a boolean, but got: {trainable!r} (layer "
                              f"{self.name!r}, {type(self).__name__}). Pass True or False.")
         self._trainable = bool(trainable)
@@ -126,8 +127,8 @@ class Layer(LayerCalls, LayerWeights, AddedLosses, NodeQueries, Module):
         self.input_spec = None
         self._inbound_nodes = []
         self._outbound_nodes = []
-        self._batch_input_shape = _batch_input_shape(kwargs)
-        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self._batch_input_shape = _batch_input_shape(kwargs) if kwargs else None
+        self.activity_regularizer = None if activity_regularizer is None else regularizers.get(activity_regularizer)
 
     def __init_subclass__(cls, **kwargs):
         # Built-in layers are registered by name; a layer built by hand

@@ -72,11 +72,13 @@ class LayerCalls:
         self._called = True
         if self._context_args:
             return call_context.call_with_context(self, self._call_template, args, kwargs)
+        if len(args) == 1 and not kwargs and type(args[0]) is KerasTensor:  # as _call_template, one call less
+            return self._symbolic_call_on_one(args[0])
         return self._call_template(args, kwargs)
 
     def _call_template(self, args, kwargs):
         if len(args) == 1 and not kwargs and type(args[0]) is KerasTensor:  # the common symbolic call: one tensor
-            return self._symbolic_call(args, kwargs, args)
+            return self._symbolic_call_on_one(args[0])
         if not args:  # the first argument by keyword: inputs=, or query= for attention
             first = first_argument_name(self)
             if first not in kwargs:
@@ -150,6 +152,23 @@ class LayerCalls:
         call_kwargs = {k: v for k, v in kwargs.items() if k != "training"} if kwargs else kwargs
         outputs = self._symbolic_outputs(args, call_kwargs)
         Node(self, args, call_kwargs, outputs, fed_inputs=self._fed_inputs(args))
+        return outputs
+
+    def _symbolic_call_on_one(self, tensor):
+        """``_symbolic_call`` for the common call, on one KerasTensor and nothing else: the same steps,
+        without the structures of a general call."""
+        args = (tensor,)
+        if self.input_spec or self.min_inputs is not None or self.max_inputs is not None:
+            self._check_inputs(args)
+        if not self.built:
+            self._build_for_call(tensor, args, {})
+        try:
+            outputs = self.compute_output_spec(tensor)
+            if tensor._keras_mask is not None or self._may_make_masks():
+                attach_mask_specs(outputs, self._output_mask_specs(tensor, tensor._keras_mask))
+        except Exception as error:
+            raise_in_call_context(self, error, tensor, (), {})
+        Node(self, args, None, outputs, fed_inputs=self._fed_inputs(args))
         return outputs
 
     def _symbolic_outputs(self, args, kwargs):

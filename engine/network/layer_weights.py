@@ -11,10 +11,10 @@ import numpy as np
 
 from engine.training import constraints, regularizers
 from engine.network import initializers
-from engine.dtypes import dtype_name
 from engine.files.load_limits import charge_weight
 from engine.files.storable_names import check_weight_name, positional_weight_args
 from engine.network.tracking import refuse_new_state, seed_states
+from engine.network.dtype_names import dtype_names
 from engine.network.variable import Variable
 from engine.network.weight_draws import drawn_later
 
@@ -22,21 +22,26 @@ _AGGREGATIONS = {None, "none", "mean", "sum", "only_first_replica"}
 #: Weight names already found storable ("kernel", "bias"...): checked once, not at every weight.
 _CHECKED_NAMES = set()
 _MAX_CHECKED_NAMES = 4096
-#: ``{dtype as given: (its name, its NumPy dtype)}``, filled as dtypes are met.
-_DTYPES = {}
+#: ``{shape as given, a tuple: the tuple of ints}``, filled as shapes are met (at most _MAX_CHECKED_NAMES).
+_INT_SHAPES = {}
 
 
-def _dtype_names(dtype):
-    """``(name, numpy dtype)`` of ``dtype`` (a name, a NumPy type or dtype), looked up once per distinct dtype."""
+def _int_shape(shape):
+    """``shape`` as a tuple of ints (``()`` for a scalar), looked up once per distinct shape: ``tuple(map(int,
+    shape))`` costs more than the rest of ``add_weight``'s checks together.
+
+    Example:
+        >>> import numpy as np
+        >>> _int_shape([np.int64(3), 2]), _int_shape(None)
+        ((3, 2), ())
+    """
     try:
-        return _DTYPES[dtype]
-    except (KeyError, TypeError):  # TypeError: an unhashable dtype-like
-        named = (dtype_name(dtype), np.dtype(dtype))
-        try:
-            _DTYPES[dtype] = named
-        except TypeError:
-            pass
-        return named
+        return _INT_SHAPES[shape]
+    except (KeyError, TypeError):  # TypeError: a list, unhashable
+        checked = tuple(map(int, shape)) if shape else ()
+        if type(shape) is tuple and len(_INT_SHAPES) < _MAX_CHECKED_NAMES:
+            _INT_SHAPES[shape] = checked  # equal shapes (8 and 8.0, np.int64(8)) have the same ints
+        return checked
 
 
 class LayerWeights:
@@ -91,8 +96,8 @@ class LayerWeights:
             check_weight_name(self, name)
             if len(_CHECKED_NAMES) < _MAX_CHECKED_NAMES:
                 _CHECKED_NAMES.add(name)
-        shape = tuple(map(int, shape)) if shape else ()
-        dtype, np_dtype = _dtype_names(dtype or self.dtype)
+        shape = _int_shape(shape)
+        dtype, np_dtype = dtype_names(dtype or self.dtype)
         if initializer is None:
             initializer = "glorot_uniform" if np_dtype.kind == "f" else "zeros"
         if not callable(initializer):  # a name or a config; an Initializer or a function is kept as it is
@@ -121,8 +126,8 @@ class LayerWeights:
             constraint = constraints.get(constraint)
         path = f"{self.name}/{name}"
         if later:
-            variable = Variable.drawn_on_first_use(initializer, shape, np_dtype, place, name=name, path=path,
-                                                   trainable=trainable, regularizer=regularizer, constraint=constraint)
+            variable = Variable.drawn_on_first_use(initializer, shape, np_dtype, place, name, path, trainable,
+                                                   regularizer, constraint)
         else:
             variable = Variable(value, name=name, path=path, trainable=trainable, regularizer=regularizer,
                                 constraint=constraint)

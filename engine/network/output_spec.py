@@ -12,9 +12,9 @@ import math
 import numpy as np
 
 from engine import tree
-from engine.dtypes import dtype_name
 from engine.network.call_errors import raise_in_call_context
 from engine.network.call_keywords import call_parameters
+from engine.network.dtype_names import dtype_names
 from engine.network.keras_tensor import KerasTensor
 from engine.files.load_limits import charge_example
 
@@ -44,7 +44,7 @@ def specs_for_shapes(shapes, dtype: str):
          {'a': <KerasTensor shape=(2,), dtype=float32, name=None>})
     """
     if is_shape(shapes):
-        return KerasTensor._spec(shapes, dtype_name(dtype))
+        return KerasTensor._spec(shapes, dtype_names(dtype)[0])
     if isinstance(shapes, dict):
         return {key: specs_for_shapes(value, dtype) for key, value in shapes.items()}
     return type(shapes)(specs_for_shapes(value, dtype) for value in shapes)
@@ -52,6 +52,8 @@ def specs_for_shapes(shapes, dtype: str):
 
 def shapes_of(inputs):
     """The shape of each input, as a tuple, in the structure of ``inputs`` (None for an input not given)."""
+    if type(inputs) is KerasTensor:
+        return inputs._shape  # a tuple already
     if hasattr(inputs, "shape"):
         return tuple(inputs.shape)
     return tree.map_structure(lambda x: None if x is None else tuple(x.shape), inputs)

@@ -130,9 +130,9 @@ class ExecutionPlan:
         self.slot_of = slot_of = {id(t): i for i, t in enumerate(self.inputs)}
         self.tensors = tensors = list(self.inputs)
         self.steps = steps = []
-        resolve = self._resolve
+        alias, resolve = self._alias, self._resolve
         for node in nodes:
-            in_slots = [slot_of[id(resolve(t))] for t in node.input_tensors]
+            in_slots = [slot_of[id(resolve(t) if alias else t)] for t in node.input_tensors]
             if node._output_list is None:  # one output
                 out_slots = (len(tensors),)
                 slot_of[id(node.outputs)] = len(tensors)
@@ -224,28 +224,31 @@ class ExecutionPlan:
     def _order_nodes(self):
         """Topological order of the Nodes between inputs and outputs (iterative DFS)."""
         walk = _Walk({id(t) for t in self.inputs})
+        done, visiting, order, producer = walk.done, walk.visiting, walk.order, self._producer
         for output in self.outputs:
             walk.output = output
-            node = self._producer(output, walk)
-            stack = [] if node is None or id(node) in walk.done else [(node, False)]
-            while stack:
-                node, expanded = stack.pop()
-                if expanded:
-                    del walk.visiting[id(node)]
-                    walk.done.add(id(node))
-                    walk.order.append(node)
+            node = producer(output, walk)
+            stack = [] if node is None or id(node) in done else [node]
+            while stack:  # a node on top is entered, or left when it was entered (its parents are done)
+                node = stack[-1]
+                key = id(node)
+                if key in visiting:
+                    stack.pop()
+                    del visiting[key]
+                    done.add(key)
+                    order.append(node)
                     continue
-                if id(node) in walk.done:
+                if key in done:  # reached twice before it was entered
+                    stack.pop()
                     continue
-                if id(node) in walk.visiting:
-                    raise ValueError(f"The graph has a cycle through layer {node.outbound_layer.name!r}.")
-                walk.visiting[id(node)] = node
-                stack.append((node, True))
+                visiting[key] = node
                 for tensor in reversed(node.input_tensors):
-                    parent = self._producer(tensor, walk)
-                    if parent is not None and id(parent) not in walk.done:
-                        stack.append((parent, False))
-        return walk.order
+                    parent = producer(tensor, walk)
+                    if parent is not None and id(parent) not in done:
+                        if id(parent) in visiting:
+                            raise ValueError(f"The graph has a cycle through layer {parent.outbound_layer.name!r}.")
+                        stack.append(parent)
+        return order
 
     def _plan_frees(self):
         last_reader = {}

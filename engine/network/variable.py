@@ -70,7 +70,7 @@ class Variable:
         self.constraint = constraint
 
     @classmethod
-    def drawn_on_first_use(cls, initializer, shape, dtype, place, *, name, path, trainable=True, regularizer=None,
+    def drawn_on_first_use(cls, initializer, shape, dtype, place, name, path, trainable=True, regularizer=None,
                            constraint=None):
         """A layer's weight whose values are drawn on first use, as ``Variable(PendingDraw(initializer, shape,
         dtype, place), ...)`` (see ``engine.network.weight_draws``), made without the checks a user's call needs.
@@ -93,10 +93,10 @@ class Variable:
             >>> v.shape, v.numpy()
             ((2,), array([1., 1.], dtype=float32))
         """
-        variable = cls.__new__(cls)
+        variable = _new(cls)
         variable._value, variable._pending, variable._shape, variable._dtype = None, initializer, shape, dtype
         variable._place, variable.name, variable.path = place, name, path
-        variable.trainable = variable._made_trainable = bool(trainable)
+        variable.trainable = variable._made_trainable = trainable is True or bool(trainable)
         variable.regularizer, variable.constraint = regularizer, constraint
         return variable
 
@@ -244,6 +244,9 @@ class Variable:
         if active.TAPES.get():
             return _traced._trace_function(operator.getitem, (self, key), {})
         return self.value[key]
+
+
+_new = object.__new__
 
 
 def _initial_value(initializer, shape, dtype, name):

@@ -47,10 +47,10 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        self.kernel_regularizer = None if kernel_regularizer is None else regularizers.get(kernel_regularizer)
+        self.bias_regularizer = None if bias_regularizer is None else regularizers.get(bias_regularizer)
+        self.kernel_constraint = None if kernel_constraint is None else constraints.get(kernel_constraint)
+        self.bias_constraint = None if bias_constraint is None else constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
 
     @property

@@ -91,13 +91,12 @@ KERAS_NUMPY_FILES = {
     "tests/parity/test_applications_modules.py",
 }
 # A worker whose resident memory passes the line gives back what the test left (garbage
-# cycles, the C heap's free pages); the line then stands a margin above what stays. Above
-# the second line it also drops XLA's compiled programs (Keras' oracles): dropped at every
-# collection they cost the suite 4.5 minutes of recompiling (20:45 against 16:18) and saved
-# 2.5 GB at the largest worker (2.5 GB against 5.0).
+# cycles, the C heap's free pages); the line then stands a margin above what stays. At the
+# end of each file it also drops XLA's compiled programs (Keras' oracles on JAX), which grew
+# the JAX worker by about 300 MB a file and which another file rarely runs again (dropped
+# after every test instead, their recompiling cost the suite 4.5 minutes).
 MEMORY_LINE_BYTES = 1_000_000_000
 MEMORY_MARGIN_BYTES = 300_000_000
-COMPILED_PROGRAMS_LINE_BYTES = 2_000_000_000
 
 
 def pytest_runtest_setup(item):
@@ -179,16 +178,18 @@ def pytest_collection_modifyitems(items):
 
 class _MemoryLine:
     """The resident size above which a worker collects its garbage after a test: it rises
-    above what a collection leaves and falls with the worker's memory."""
+    above what a collection leaves and falls with the worker's memory. A worker collects at
+    the end of each file too, and drops XLA's compiled programs then."""
 
     def __init__(self):
         self.line = MEMORY_LINE_BYTES
 
-    def give_back(self):
+    def give_back(self, file_ended):
         resident = _resident_bytes()
-        if resident > self.line:
+        compiled = file_ended and "jax" in sys.modules
+        if resident > self.line or compiled:
             gc.collect()
-            if _resident_bytes() > COMPILED_PROGRAMS_LINE_BYTES and "jax" in sys.modules:
+            if compiled:
                 sys.modules["jax"].clear_caches()
             _trim_heap()
             self.line = max(MEMORY_LINE_BYTES, _resident_bytes() + MEMORY_MARGIN_BYTES)
@@ -203,7 +204,7 @@ _memory_line = _MemoryLine()
 def pytest_runtest_protocol(item, nextitem):
     """Gives memory back once the test and its fixtures have let go of their objects."""
     result = yield
-    _memory_line.give_back()
+    _memory_line.give_back(file_ended=nextitem is None or nextitem.path != item.path)
     return result
 
 

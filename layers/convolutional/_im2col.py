@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from layers.convolutional._runs import over_product_shares, over_runs, sample_runs
+from layers.convolutional._runs import KERNEL_RUNS, over_product_shares, over_runs, sample_runs
 from layers.convolutional._strided_strips import (strided_strip_conv, strided_strip_input_grad,
                                                   strided_strip_kernel_grad)
 
@@ -276,11 +276,11 @@ def _strip_offsets(rows, kernel_size, dilation_rate):
         yield tap, sum(t * d * step for t, d, step in zip(tap, dilation_rate, steps))
 
 
-def _strip_chunks(x, kernel_size, pads, out):
+def _strip_chunks(x, kernel_size, pads, out, least_bytes=0):
     """``sample_runs`` of ``x``'s ``strips``: each run's strips are made and
     multiplied while they are still in the core's cache."""
     lead = math.prod(n + before + max(after, 0) for n, (before, after) in zip(x.shape[1:-2], pads[:-1]))
-    return sample_runs(x.shape[0], lead * out[-1] * kernel_size[-1] * x.shape[-1] * x.itemsize)
+    return sample_runs(x.shape[0], lead * out[-1] * kernel_size[-1] * x.shape[-1] * x.itemsize, least_bytes)
 
 
 def _strip_conv(x, kernel, dilation_rate, pads):
@@ -334,7 +334,8 @@ def _strip_kernel_grad(x, grad_outputs, kernel_shape, dilation_rate, pads):
             kernel_grad[tap] = (flat_grad[:count].T @ flat[offset:offset + count]).T.reshape(kernel_shape[-3:])
         return kernel_grad
 
-    return sum(over_runs(run, _strip_chunks(x, kernel_size, pads, out)), np.zeros(kernel_shape, dtype))
+    runs = _strip_chunks(x, kernel_size, pads, out, KERNEL_RUNS * math.prod(kernel_shape) * np.dtype(dtype).itemsize)
+    return sum(over_runs(run, runs), np.zeros(kernel_shape, dtype))
 
 
 def _im2col_conv(x, kernel, strides, dilation_rate, pads, groups=1):

@@ -16,9 +16,11 @@ samples (``_runs.sample_runs``) at a time, while its strips are in cache, the
 runs split between threads (``_runs.over_runs``).
 """
 
+import math
+
 import numpy as np
 
-from layers.convolutional._runs import over_runs, sample_runs
+from layers.convolutional._runs import KERNEL_RUNS, over_runs, sample_runs
 
 
 def phase_strips(x, kernel_size, strides, pads, out):
@@ -88,7 +90,8 @@ def strided_strip_kernel_grad(x, grad_outputs, kernel_shape, strides, pads):
             kernel_grad[tap] = (grad.T @ flat[rows]).T.reshape(kw, channels, filters)
         return kernel_grad
 
-    return sum(over_runs(run, _runs(x, (kh, kw), strides, out)), np.zeros(kernel_shape, dtype))
+    runs = _runs(x, (kh, kw), strides, out, KERNEL_RUNS * math.prod(kernel_shape) * np.dtype(dtype).itemsize)
+    return sum(over_runs(run, runs), np.zeros(kernel_shape, dtype))
 
 
 def strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial):
@@ -154,7 +157,7 @@ def _tap_columns(width, kernel_size, strides, pads, out):
             yield tap, slice(first * stride + shift, (last - 1) * stride + shift + 1, stride), slice(first, last)
 
 
-def _runs(x, kernel_size, strides, out):
+def _runs(x, kernel_size, strides, out, least_bytes=0):
     """``sample_runs`` of ``x`` by the bytes of one sample's strips."""
     per_sample = strides[0] * (out[0] + (kernel_size[0] - 1) // strides[0]) * out[1] * kernel_size[1] * x.shape[-1]
-    return sample_runs(x.shape[0], per_sample * x.itemsize)
+    return sample_runs(x.shape[0], per_sample * x.itemsize, least_bytes)

@@ -192,3 +192,10 @@ def test_depthwise_convolution_shared_between_threads_matches_one_thread(monkeyp
     for got, want in zip(everything(), expected):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert calls == [[(0, 2), (2, 5)]] * 3
+
+
+def test_kernel_gradient_runs_copy_several_kernels_but_leave_every_thread_a_run(monkeypatch):
+    monkeypatch.setattr(_runs, "num_threads", lambda: 2)
+    assert _runs.sample_runs(8, _runs.RUN_BYTES, least_bytes=4 * _runs.RUN_BYTES) == [(0, 4), (4, 8)]
+    assert _runs.sample_runs(8, _runs.RUN_BYTES, least_bytes=2 * _runs.RUN_BYTES) == [(0, 2), (2, 4), (4, 6), (6, 8)]
+    assert _runs.sample_runs(3, _runs.RUN_BYTES, least_bytes=1) == [(0, 1), (1, 2), (2, 3)]

@@ -49,5 +49,16 @@ def call_parameter_names(layer_type):
 
 def first_argument_name(layer):
     """The name of ``layer.call``'s first parameter (``inputs`` for most layers)."""
-    names = call_parameter_names(type(layer))
+    return first_argument_name_of(type(layer))
+
+
+def first_argument_name_of(layer_type):
+    """The name of ``layer_type.call``'s first parameter (``inputs`` for most layers).
+
+    Example:
+        >>> from layers import Dense, MultiHeadAttention
+        >>> first_argument_name_of(Dense), first_argument_name_of(MultiHeadAttention)
+        ('inputs', 'query')
+    """
+    names = call_parameter_names(layer_type)
     return names[0] if names else "inputs"

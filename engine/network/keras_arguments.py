@@ -72,9 +72,9 @@ def accept_keras_arguments(layer_class, name, dtype, kwargs):
         ...                        {"lora_rank": None, "autocast": True, "input_dim": 4})
         ('float32', {'input_shape': (4,)})
     """
-    where = f"{layer_class.__name__}" + (f" {name!r}" if name is not None else "")
     if not kwargs:
-        return _dtype_name(where, dtype), kwargs
+        return _dtype_name(layer_class, name, dtype), kwargs
+    where = _where(layer_class, name)
     accepted = _accepted_arguments(layer_class)
     kwargs = dict(kwargs)
     for argument in set(kwargs) & set(accepted):
@@ -94,7 +94,12 @@ def accept_keras_arguments(layer_class, name, dtype, kwargs):
                 raise ValueError(f"{where} received both input_dim={input_dim!r} and "
                                  f"input_shape={kwargs['input_shape']!r}; pass one of them.")
             kwargs["input_shape"] = (input_dim,)
-    return _dtype_name(where, dtype), kwargs
+    return _dtype_name(layer_class, name, dtype), kwargs
+
+
+def _where(layer_class, name):
+    """``Dense 'hidden'``: the layer an error names."""
+    return f"{layer_class.__name__}" + (f" {name!r}" if name is not None else "")
 
 
 @functools.lru_cache(maxsize=None)
@@ -107,9 +112,12 @@ def _accepted_arguments(layer_class):
     return accepted
 
 
-def _dtype_name(where, dtype):
+def _dtype_name(layer_class, name, dtype):
     """A dtype given as a Keras ``DTypePolicy`` (its config dict or the object) as its name;
     a mixed or quantized policy is refused (one precision here)."""
+    if dtype is None or dtype == "float32":  # the common case, checked first
+        return dtype
+    where = _where(layer_class, name)
     if isinstance(dtype, dict) and "class_name" in dtype:
         config = dtype.get("config")
         if dtype["class_name"] not in _DTYPE_POLICIES or not isinstance(config, dict):

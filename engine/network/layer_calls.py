@@ -18,7 +18,7 @@ from engine.autodiff import Traced, recording, untraced
 from engine.dtypes import dtype_kind
 from engine.network import call_context, eager_masks
 from engine.network.argument_gradients import first_argument_name
-from engine.network.build_shapes import shapes_by_name
+from engine.network.build_shapes import build_parameters, shapes_by_name
 from engine.network.call_errors import raise_in_call_context
 from engine.network.call_keywords import call_parameters, checked_call_keywords
 from engine.network.input_spec import assert_input_compatibility
@@ -161,7 +161,10 @@ class LayerCalls:
         if self.input_spec or self.min_inputs is not None or self.max_inputs is not None:
             self._check_inputs(args)
         if not self.built:
-            self._build_for_call(tensor, args, {})
+            if len(build_parameters(type(self))) <= 1:  # build takes the one shape (shapes_by_name would say None)
+                self._maybe_build(tensor)
+            else:
+                self._build_for_call(tensor, args, {})
         try:
             outputs = self.compute_output_spec(tensor)
             if tensor._keras_mask is not None or self._may_make_masks():

@@ -109,7 +109,8 @@ class Node:
             outbound_layer._inbound_nodes.append(self)
             if len(input_tensors) == 1:
                 tensor = input_tensors[0]
-                tensor._mark_graph_entry()
+                if tensor._node_index is None:
+                    tensor._mark_graph_entry()
                 if tensor._layer is not None:  # a tensor made directly is an entry point: no inbound layer
                     tensor._layer._outbound_nodes.append(self)
             else:
@@ -122,6 +123,11 @@ class Node:
                         inbound._outbound_nodes.append(self)
             for tensor_index, tensor in enumerate(output_tensors):
                 tensor._set_history(outbound_layer, node_index, tensor_index)
+
+    @property
+    def single(self):
+        """Whether the call is on one tensor and nothing else (then ``call_shape`` is shared)."""
+        return self._args is None
 
     @property
     def call_args(self):

@@ -19,6 +19,8 @@ import numpy as np
 from engine import tree
 from engine.network.keras_tensor import KerasTensor, not_from_a_layer_error
 from engine.network.call_errors import raise_in_call_context
+from engine.network.argument_gradients import first_argument_name_of
+from engine.network.bound_arguments import one_tensor_call
 from engine.network.call_keywords import call_parameters
 from engine.network.layer_calls import _accepts_training
 from engine.network.layer_tracing import TracedCall
@@ -49,18 +51,21 @@ class Step:
     def __init__(self, node, in_slots, out_slots):
         self.node = node
         self.layer = layer = node.outbound_layer
-        self.arguments = arguments = node.call_shape
         self.in_slots = in_slots = tuple(in_slots)
         self.out_slots = tuple(out_slots)
         self.free_slots = ()
-        self.passes_training, self.passes_mask, self.skips_input_gradient = _step_traits(type(layer))
         # A layer without a hand-written backward may call layers that follow its ``training`` (Layer._call).
         self.sets_call_context = not layer._has_backward()
-        if arguments.single:
+        if node.single:  # a call on one tensor: all but the slots is the same for every such call of the class
+            (self.arguments, self.passes_training, self.passes_mask, self.skips_input_gradient,
+             masks) = _one_tensor_step(type(layer))
             self.first_slots, self.first_single = in_slots, True
-        else:
-            first, self.first_single = arguments.first_tensors()
-            self.first_slots = tuple(in_slots[i] for i in first)
+            self.argument_masks = tuple((name, in_slots, True) for name in masks) if masks else ()
+            return
+        self.arguments = arguments = node.call_shape
+        self.passes_training, self.passes_mask, self.skips_input_gradient = _step_traits(type(layer))
+        first, self.first_single = arguments.first_tensors()
+        self.first_slots = tuple(in_slots[i] for i in first)
         self.argument_masks = tuple((name, tuple(in_slots[i] for i in indices), single)
                                     for name, indices, single in arguments.argument_masks(type(layer)))
 
@@ -531,6 +536,15 @@ def _step_traits(layer_class):
     input gradient when no earlier step reads it)`` (Conv, Dense, BN can), looked up once per class."""
     return (_accepts_training(layer_class), "mask" in call_parameters(layer_class),
             "input_gradient" in backward_parameters(layer_class))
+
+
+@functools.cache
+def _one_tensor_step(layer_class):
+    """What a step of a call of ``layer_class`` on one tensor reads, the same for every such call:
+    ``(its shared BoundArguments, *_step_traits, the names of the <argument>_mask parameters its tensor feeds)``."""
+    arguments = one_tensor_call(first_argument_name_of(layer_class))
+    masks = tuple(name for name, _, _ in arguments.argument_masks(layer_class))
+    return (arguments, *_step_traits(layer_class), masks)
 
 
 @functools.cache

@@ -51,6 +51,34 @@ def collector_objects_per_layer(depth=1_000):
     return count
 
 
+def phases_per_layer(depth=2_000, repeats=5):
+    """Microseconds of CPU time per layer in each phase of building the chain, best of ``repeats``:
+    the constructors, the symbolic calls, and ``Model(inputs, outputs)`` (the collector runs as a user's
+    would; it is emptied before each build)."""
+    import gc
+    import time
+
+    from engine import Input, Model
+    from layers import Dense
+
+    best = {"constructor": float("inf"), "call": float("inf"), "Model": float("inf")}
+    for _ in range(repeats):
+        gc.collect()
+        x = Input(shape=(UNITS,))
+        started = time.process_time()
+        layers = [Dense(UNITS) for _ in range(depth)]
+        constructed = time.process_time()
+        y = x
+        for layer in layers:
+            y = layer(y)
+        called = time.process_time()
+        Model(x, y)
+        done = time.process_time()
+        for phase, seconds in zip(best, (constructed - started, called - constructed, done - called)):
+            best[phase] = min(best[phase], seconds / depth * 1e6)
+    return best
+
+
 def keras_fails(depth):
     try:
         build_keras(depth)
@@ -84,7 +112,10 @@ def main(smoke=False):
                      "keras_failure": failure})
     tracked = collector_objects_per_layer(100 if smoke else 1_000)
     print(f"objects tracked by the garbage collector per layer: {tracked:.1f}")
-    save("graph_build", {"units": UNITS, "rows": rows, "goal_us_per_layer": 20, "collector_objects_per_layer": tracked})
+    phases = phases_per_layer(100 if smoke else 2_000)
+    print("CPU us per layer by phase: " + ", ".join(f"{phase} {us:.1f}" for phase, us in phases.items()))
+    save("graph_build", {"units": UNITS, "rows": rows, "goal_us_per_layer": 20, "collector_objects_per_layer": tracked,
+                         "phases_us_per_layer": phases})
     return rows
 
 

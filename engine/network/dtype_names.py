@@ -6,7 +6,7 @@ import numpy as np
 from engine.dtypes import dtype_name
 
 #: ``{dtype as given: (its name, its NumPy dtype)}``, filled as dtypes are met.
-_DTYPES = {}
+DTYPE_NAMES = {}
 
 
 def dtype_names(dtype):
@@ -21,11 +21,11 @@ def dtype_names(dtype):
         ('float32', dtype('float32'))
     """
     try:
-        return _DTYPES[dtype]
+        return DTYPE_NAMES[dtype]
     except (KeyError, TypeError):  # TypeError: an unhashable dtype-like
         named = (dtype_name(dtype), np.dtype(dtype))
         try:
-            _DTYPES[dtype] = named
+            DTYPE_NAMES[dtype] = named
         except TypeError:
             pass
         return named

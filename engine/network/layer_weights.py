@@ -14,7 +14,7 @@ from engine.network import initializers
 from engine.files.load_limits import charge_weight
 from engine.files.storable_names import check_weight_name, positional_weight_args
 from engine.network.tracking import refuse_new_state, seed_states
-from engine.network.dtype_names import dtype_names
+from engine.network.dtype_names import DTYPE_NAMES, dtype_names
 from engine.network.variable import Variable
 from engine.network.weight_draws import drawn_later
 
@@ -96,8 +96,10 @@ class LayerWeights:
             check_weight_name(self, name)
             if len(_CHECKED_NAMES) < _MAX_CHECKED_NAMES:
                 _CHECKED_NAMES.add(name)
-        shape = _int_shape(shape)
-        dtype, np_dtype = dtype_names(dtype or self.dtype)
+        try:  # the lookups of _int_shape and dtype_names, without their calls in the common case
+            shape, (dtype, np_dtype) = _INT_SHAPES[shape], DTYPE_NAMES[dtype or self.dtype]
+        except (KeyError, TypeError):
+            shape, (dtype, np_dtype) = _int_shape(shape), dtype_names(dtype or self.dtype)
         if initializer is None:
             initializer = "glorot_uniform" if np_dtype.kind == "f" else "zeros"
         if not callable(initializer):  # a name or a config; an Initializer or a function is kept as it is

@@ -95,8 +95,8 @@ class ActivationFunction:
 def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     # Keras 3: the part above `threshold` (clipped to [0, max_value]) minus
     # `negative_slope` times the distance below it.
-    if not negative_slope and max_value is None and not threshold and x.dtype.kind == "f":
-        return over_elements(_positive_part, x)  # the plain relu, on the hot path of every CNN
+    if not negative_slope and max_value is None and not threshold and type(x) is np.ndarray and x.dtype.kind == "f":
+        return over_elements(_positive_part, x)  # the plain relu, on the hot path of every CNN (a tape traces others)
     y = np.where(x > threshold, x, 0) if threshold else np.maximum(x, 0)
     if max_value is not None:
         y = np.clip(y, 0, max_value)
@@ -107,7 +107,7 @@ def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 def _relu_grad(x, y, g, negative_slope=0.0, max_value=None, threshold=0.0):
     if not negative_slope and max_value is None and not threshold:
-        if g.shape == x.shape and g.dtype.kind == "f":
+        if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype.kind == "f":
             return over_elements(_where_positive, g, x)
         return g * (x > 0)
     active = x > threshold

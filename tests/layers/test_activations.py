@@ -118,3 +118,13 @@ def test_get_errors():
         activations.get("rleu")
     with pytest.raises(TypeError, match="a plain callable has no backward"):
         activations.get(np.tanh)
+
+
+@pytest.mark.parametrize("size", [3, 300_000])  # below and above the size split between threads
+def test_the_plain_relu_is_differentiated_by_a_tape_as_by_hand(size):
+    from engine import GradientTape, Variable
+
+    x = Variable((np.arange(size) % 5 - 2.5).astype("float32"))  # no zeros, where np.maximum splits a tie
+    with GradientTape() as tape:
+        loss = np.sum(activations.relu(x) * 3.0)
+    np.testing.assert_array_equal(tape.gradient(loss, x), np.where(x.numpy() > 0, 3.0, 0.0))

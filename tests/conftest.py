@@ -6,8 +6,7 @@ use JAX; the other workers use Keras' NumPy backend, which builds a model withou
 anything (ResNet50 in 0.7 s against 9.5 s on JAX, NASNetMobile 0.9 s against 24 s) but cannot
 train, trace or differentiate a Keras model. The files of ``KERAS_JAX_FILES`` need that, so
 they run on the JAX worker only; those of ``KERAS_NUMPY_FILES`` build Keras' applications and
-run on the other workers only. A ``KERAS_BACKEND`` set by hand is kept. XLA compiles without
-LLVM's optimization passes, which takes about a third off the JAX worker's compile time.
+run on the other workers only. A ``KERAS_BACKEND`` set by hand is kept.
 
 Work units (``make test`` runs ``--dist loadfile``): a file's tests go to one worker
 together, as pytest-xdist does, except in the files of ``SPLIT_FILES``, whose tests share
@@ -29,10 +28,6 @@ BACKEND_CHOSEN_HERE = "NODEWEAVE_TESTS_CHOSE_KERAS_BACKEND"
 if "KERAS_BACKEND" not in os.environ or os.environ.get(BACKEND_CHOSEN_HERE):
     os.environ["KERAS_BACKEND"] = "jax" if os.environ.get("PYTEST_XDIST_WORKER", JAX_WORKER) == JAX_WORKER else "numpy"
     os.environ[BACKEND_CHOSEN_HERE] = "1"
-# On JAX, XLA compiles each operation Keras runs; without LLVM's optimization passes it compiles in about two
-# thirds of the CPU time (tests/keras_format/test_write_models.py: 41 -> 27 s), and the code it makes computes the
-# same operations. Inherited by the benchmarks' smoke runs. Flags set by hand are kept.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -95,7 +95,7 @@ def main(smoke=False):
     sys.setrecursionlimit(10_000)
     rows = []
     lines = {}
-    # Depths Keras is not run at go first: the objects Keras keeps after building its models (about 200,000
+    # The depths at which Keras is not run go first: the objects Keras keeps after building its models (about 200,000
     # after six 1,000-layer ones) would be walked by every full collection of a deep build, doubling its time
     # at 10,000 layers in this process (a cost of the benchmark's own heap, not of the graph being built).
     build_nodeweave(10)  # imports, and first-call caches, before any timing

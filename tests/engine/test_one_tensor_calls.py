@@ -1,7 +1,5 @@
 """The common symbolic call, one KerasTensor and nothing else, takes a lean path (issue 23: graph building)."""
 
-import gc
-
 import numpy as np
 import pytest
 
@@ -10,31 +8,6 @@ from engine.network.bound_arguments import BoundArguments, one_tensor_call
 from engine.network.layer import Layer
 from engine.network.layer_weights import _int_shape
 from layers import Add, Dense, LSTM
-
-
-def _chain(x, depth):
-    for _ in range(depth):
-        x = Dense(4)(x)
-    return x
-
-
-def _tracked_per_layer(build, depth=300):
-    build(3)
-    gc.collect()
-    before = len(gc.get_objects())
-    kept = build(depth)
-    gc.collect()
-    count = (len(gc.get_objects()) - before) / depth
-    del kept
-    return count
-
-
-def test_a_dense_layer_of_a_chain_leaves_9_objects_and_10_with_its_model():
-    # Dense, 3 lists (nodes in, nodes out, weights), InputSpec, 2 Variables, Node, the output KerasTensor;
-    # the Model adds one Step per layer. No __dict__, BoundArguments, argument tuple or tensor list.
-    x = Input((4,))
-    assert _tracked_per_layer(lambda depth: _chain(x, depth)) <= 9.1
-    assert _tracked_per_layer(lambda depth: Model(x, _chain(x, depth))) <= 10.1
 
 
 def test_a_node_of_a_one_tensor_call_makes_its_bound_arguments_when_read():

@@ -43,7 +43,7 @@ class Module:
         """Variables made by add_weight, in creation order, then any other held in an attribute."""
         found = list(self._tracked("_variables"))
         seen = {id(v) for v in found}
-        for value in self.__dict__.values():
+        for value in list(self.__dict__.values()):  # a copy: another thread may be setting attributes (a first call)
             if isinstance(value, Variable) and id(value) not in seen:
                 seen.add(id(value))
                 found.append(value)
@@ -52,13 +52,13 @@ class Module:
     def _child_modules(self):
         """The explicit ``_modules``, then the Modules held in attributes (alone, or in lists, tuples and dicts), each once."""
         children = list(self._tracked("_modules"))
-        for name, value in self.__dict__.items():
+        for name, value in list(self.__dict__.items()):  # copies: another thread may be setting attributes
             if isinstance(value, Module):
                 children.append(value)
             elif isinstance(value, (list, tuple)) and name != "_modules":
                 children.extend(v for v in value if isinstance(v, Module))
             elif isinstance(value, dict):
-                children.extend(v for v in value.values() if isinstance(v, Module))
+                children.extend(v for v in list(value.values()) if isinstance(v, Module))
         return list({id(child): child for child in children}.values())
 
     def _submodules(self):

@@ -231,3 +231,15 @@ def test_predict_while_fit_runs_in_another_thread():
     history = _in_threads(2, work)[0]
     assert len(history.history["loss"]) == 3
     assert predictions and all(p.shape == (8, 1) and np.isfinite(p).all() for p in predictions)
+
+
+def test_a_modules_children_are_listed_while_another_thread_sets_an_attribute():
+    class SetsAnAttributeWhenRead(list):  # does what another thread's first call may do meanwhile
+        def __iter__(self):
+            owner.made_meanwhile = Dense(1, name="meanwhile")
+            return super().__iter__()
+
+    owner = Layer(name="owner")
+    owner.parts = SetsAnAttributeWhenRead([Dense(2, name="part")])
+    owner.after = Dense(3, name="after")
+    assert [module.name for module in owner._child_modules()] == ["part", "after"]

@@ -87,11 +87,14 @@ KERAS_NUMPY_FILES = {
 }
 # A worker whose resident memory passes the line gives back what the test left (garbage
 # cycles, the C heap's free pages); the line then stands a margin above what stays. At the
-# end of each file it also drops XLA's compiled programs (Keras' oracles on JAX), which grew
-# the JAX worker by about 300 MB a file and which another file rarely runs again (dropped
-# after every test instead, their recompiling cost the suite 4.5 minutes).
+# end of a file, above the second line, it also drops XLA's compiled programs (Keras' oracles
+# on JAX), which grow the JAX worker by up to 300 MB a file. Their recompiling costs time: the
+# parity and .keras files in one process took 220 s of CPU keeping them (2.4 GB at most), 294 s
+# dropping them after every file (1.0 GB) and 252 s past this line (1.8 GB); dropped after every
+# test, they cost the suite 4.5 more minutes.
 MEMORY_LINE_BYTES = 1_000_000_000
 MEMORY_MARGIN_BYTES = 300_000_000
+COMPILED_PROGRAMS_LINE_BYTES = 1_500_000_000
 
 
 def pytest_runtest_setup(item):
@@ -173,15 +176,15 @@ def pytest_collection_modifyitems(items):
 
 class _MemoryLine:
     """The resident size above which a worker collects its garbage after a test: it rises
-    above what a collection leaves and falls with the worker's memory. A worker collects at
-    the end of each file too, and drops XLA's compiled programs then."""
+    above what a collection leaves and falls with the worker's memory. At the end of a file
+    past ``COMPILED_PROGRAMS_LINE_BYTES`` it also drops XLA's compiled programs."""
 
     def __init__(self):
         self.line = MEMORY_LINE_BYTES
 
     def give_back(self, file_ended):
         resident = _resident_bytes()
-        compiled = file_ended and "jax" in sys.modules
+        compiled = file_ended and "jax" in sys.modules and resident > COMPILED_PROGRAMS_LINE_BYTES
         if resident > self.line or compiled:
             gc.collect()
             if compiled:

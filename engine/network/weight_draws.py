@@ -19,7 +19,7 @@ with a ``seed`` draws from that seed, as when it is called.
 import numpy as np
 
 from engine.network import initializers
-from engine.utils import random_state
+from engine.utils import random_generator
 
 _BUILT_IN = frozenset(vars(initializers)[name] for name in (
     "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "VarianceScaling", "GlorotUniform",
@@ -116,4 +116,4 @@ def drawn_later(initializer):
 
 def _next_place():
     """A 64-bit number from the global generator: the seed of one weight's draw."""
-    return random_state._generator.bit_generator.random_raw()  # random_generator(), read without its call
+    return random_generator().bit_generator.random_raw()

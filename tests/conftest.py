@@ -95,6 +95,9 @@ KERAS_NUMPY_FILES = {
 MEMORY_LINE_BYTES = 1_000_000_000
 MEMORY_MARGIN_BYTES = 300_000_000
 COMPILED_PROGRAMS_LINE_BYTES = 1_500_000_000
+# A slow test (the applications' round trips, the benchmarks' smoke runs) can grow a worker by a
+# gigabyte: it starts from what a collection leaves whenever the worker holds more than this.
+SLOW_TEST_LINE_BYTES = 700_000_000
 
 
 def pytest_runtest_setup(item):
@@ -176,16 +179,17 @@ def pytest_collection_modifyitems(items):
 
 class _MemoryLine:
     """The resident size above which a worker collects its garbage after a test: it rises
-    above what a collection leaves and falls with the worker's memory. At the end of a file
-    past ``COMPILED_PROGRAMS_LINE_BYTES`` it also drops XLA's compiled programs."""
+    above what a collection leaves and falls with the worker's memory; before a slow test it
+    is ``SLOW_TEST_LINE_BYTES``. At the end of a file past ``COMPILED_PROGRAMS_LINE_BYTES`` it
+    also drops XLA's compiled programs."""
 
     def __init__(self):
         self.line = MEMORY_LINE_BYTES
 
-    def give_back(self, file_ended):
+    def give_back(self, file_ended, slow_next):
         resident = _resident_bytes()
         compiled = file_ended and "jax" in sys.modules and resident > COMPILED_PROGRAMS_LINE_BYTES
-        if resident > self.line or compiled:
+        if resident > self.line or compiled or (slow_next and resident > SLOW_TEST_LINE_BYTES):
             gc.collect()
             if compiled:
                 sys.modules["jax"].clear_caches()
@@ -202,7 +206,8 @@ _memory_line = _MemoryLine()
 def pytest_runtest_protocol(item, nextitem):
     """Gives memory back once the test and its fixtures have let go of their objects."""
     result = yield
-    _memory_line.give_back(file_ended=nextitem is None or nextitem.path != item.path)
+    _memory_line.give_back(file_ended=nextitem is None or nextitem.path != item.path,
+                           slow_next=nextitem is not None and nextitem.get_closest_marker("slow") is not None)
     return result
 
 

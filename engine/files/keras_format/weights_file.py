@@ -24,7 +24,7 @@ from engine.files.atomic_file import atomic_write
 from engine.errors import ModelFormatError
 from engine.files.keras_format.archive import MEMBERS
 from engine.files.keras_format.weights_h5 import layer_count, load_optimizer_state, opened, read_datasets, size_bound
-from engine.files.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
+from engine.files.keras_format.write_weights import keras_weight_paths, write_weights_h5
 from engine.files.load_limits import LoadLimits, check_members
 from engine.network.module import Module
 from engine.files.zip_member import ZipMember, open_archive
@@ -75,8 +75,7 @@ def save_weights_h5(model: Module, path: str | os.PathLike) -> None:
         ['0', '1']
     """
     _check_model(model, "saving", "saved to")
-    content = weights_h5_bytes(model)
-    atomic_write(path, lambda handle: handle.write(content))
+    atomic_write(path, lambda handle: write_weights_h5(model, handle))
 
 
 def load_keras_weights(model: Module, path: str | os.PathLike, skip_mismatch: bool = False) -> list[str]:

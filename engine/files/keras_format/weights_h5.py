@@ -169,10 +169,12 @@ def read_datasets(file, paths: dict[str, Variable], source: str, member: ZipMemb
         >>> from engine import Input, Model
         >>> from layers import Dense
         >>> import io
-        >>> from engine.files.keras_format.write_weights import keras_weight_paths, weights_h5_bytes
+        >>> from engine.files.keras_format.write_weights import keras_weight_paths, write_weights_h5
         >>> x = Input(shape=(3,))
         >>> wider = Model(x, Dense(4)(x))
-        >>> with opened(io.BytesIO(weights_h5_bytes(Model(x, Dense(2)(x)))), "m.weights.h5") as file:
+        >>> written = io.BytesIO()
+        >>> write_weights_h5(Model(x, Dense(2)(x)), written)
+        >>> with opened(written, "m.weights.h5") as file:
         ...     arrays, problems = read_datasets(file, keras_weight_paths(wider), "m.weights.h5")
         >>> arrays, list(problems)
         ({}, ['layers/dense/vars'])
@@ -232,7 +234,7 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
         >>> from engine import Input, Model
         >>> from engine.training.optimizers import Adam
         >>> from layers import Dense
-        >>> from engine.files.keras_format.write_weights import weights_h5_bytes
+        >>> from engine.files.keras_format.write_weights import write_weights_h5
         >>> x = Input(shape=(3,))
         >>> model = Model(x, Dense(2)(x))
         >>> model.compile(optimizer="adam", loss="mse")
@@ -240,7 +242,9 @@ def load_optimizer_state(file, optimizer, trainable_in_keras_order: list, source
         <...History...>
         >>> resumed = Adam()
         >>> resumed.build(model.trainable_weights)
-        >>> with opened(io.BytesIO(weights_h5_bytes(model)), "m.weights.h5") as file:
+        >>> written = io.BytesIO()
+        >>> write_weights_h5(model, written)
+        >>> with opened(written, "m.weights.h5") as file:
         ...     load_optimizer_state(file, resumed, model.trainable_weights, "m.weights.h5")
         >>> resumed.iterations
         1

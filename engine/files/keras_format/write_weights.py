@@ -10,7 +10,7 @@ TimeDistributed, ``layers/...`` again for a nested model. Every group also
 records the object's name in its ``name`` attribute.
 """
 
-import io
+from typing import BinaryIO
 
 import numpy as np
 
@@ -26,13 +26,16 @@ from engine.files.weight_paths import weight_paths
 _WRAPPED = {"Bidirectional": ("forward_layer", "backward_layer"), "TimeDistributed": ("layer",)}
 
 
-def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
-    """The bytes of Keras' ``model.weights.h5`` holding every weight of
+def write_weights_h5(model, handle: BinaryIO, with_optimizer: bool = True) -> None:
+    """Writes Keras' ``model.weights.h5`` into ``handle``: every weight of
     ``model`` and, when it is compiled and ``with_optimizer``, its optimizer's
-    state (``write_compile``).
+    state (``write_compile``). The weights go straight from the model's arrays
+    to the file, so saving holds no second copy of them in memory.
 
     Args:
         model: a functional or Sequential model.
+        handle: a binary file open for writing and seeking (a file on disk, a
+            temporary file, ``io.BytesIO``).
         with_optimizer: False when the file is written uncompiled (Keras would
             have no optimizer to read the state into).
 
@@ -42,10 +45,13 @@ def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
             (the message names the layer).
 
     Example:
+        >>> import io
         >>> from engine import Input, Model
         >>> from layers import Dense
         >>> x = Input(shape=(3,))
-        >>> weights_h5_bytes(Model(x, Dense(2)(x)))[:4]
+        >>> buffer = io.BytesIO()
+        >>> write_weights_h5(Model(x, Dense(2)(x)), buffer)
+        >>> buffer.getvalue()[:4]
         b'\\x89HDF'
     """
     try:
@@ -56,8 +62,7 @@ def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
     trainable = {id(variable) for variable in model.trainable_weights}
     state = optimizer_state(model, [variable for _, variable in entries if id(variable) in trainable]) \
         if with_optimizer else None
-    buffer = io.BytesIO()
-    with h5py.File(buffer, "w") as file:
+    with h5py.File(handle, "w") as file:
         groups = {}  # path -> h5py Group: asking HDF5 whether a group exists is slow
 
         def group(path):
@@ -75,7 +80,6 @@ def weights_h5_bytes(model, with_optimizer: bool = True) -> bytes:
             group("optimizer/vars").attrs["name"] = name
             for index, array in enumerate(arrays):
                 group("optimizer/vars").create_dataset(str(index), data=array)
-    return buffer.getvalue()
 
 
 def keras_weight_paths(model) -> dict:

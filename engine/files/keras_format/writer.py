@@ -8,12 +8,14 @@ weights. It is written atomically, as ``.nw`` files are.
 
 import json
 import os
+import shutil
+import tempfile
 import time
 import zipfile
 
 from engine.files.atomic_file import atomic_write
 from engine.files.keras_format.write_config import keras_model_config
-from engine.files.keras_format.write_weights import weights_h5_bytes
+from engine.files.keras_format.write_weights import write_weights_h5
 
 # The Keras release whose archive layout this module writes.
 KERAS_VERSION = "3.15.1"
@@ -57,14 +59,21 @@ def save_keras_model(model, path: str | os.PathLike) -> None:
         "metadata.json": json.dumps({"keras_version": KERAS_VERSION,
                                      "date_saved": time.strftime("%Y-%m-%d@%H:%M:%S")}),
         "config.json": json.dumps(config),
-        # Keras reads an optimizer's state only into the optimizer its compile_config makes.
-        "model.weights.h5": weights_h5_bytes(model, with_optimizer=config["compile_config"] is not None),
     }
+    # The weights go to a temporary file, then into the archive in chunks: no second copy of them in memory.
+    with tempfile.TemporaryFile() as weights:
+        # Keras reads an optimizer's state only into the optimizer its compile_config makes.
+        write_weights_h5(model, weights, with_optimizer=config["compile_config"] is not None)
 
-    def write(handle):
-        with zipfile.ZipFile(handle, "w") as archive:
-            for name, content in files.items():
-                compression = zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED
-                archive.writestr(name, content, compress_type=compression)
+        def write(handle):
+            with zipfile.ZipFile(handle, "w") as archive:
+                for name, content in files.items():
+                    archive.writestr(name, content, compress_type=zipfile.ZIP_DEFLATED)
+                member = zipfile.ZipInfo("model.weights.h5", date_time=time.localtime()[:6])
+                member.external_attr = 0o600 << 16  # as writestr gives its members
+                member.file_size = weights.seek(0, os.SEEK_END)  # over 2 GiB, the member is written as ZIP64
+                weights.seek(0)
+                with archive.open(member, "w") as stored:
+                    shutil.copyfileobj(weights, stored, 1 << 20)
 
-    atomic_write(path, write)
+        atomic_write(path, write)

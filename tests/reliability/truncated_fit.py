@@ -21,13 +21,15 @@ from layers import Dense
 
 
 def reader_waits_to_put():
-    """Whether fit's reading thread is blocked putting a block in its full queue."""
+    """Whether fit's reading thread is blocked putting a block in its full queue: waiting on the
+    queue's condition inside ``Queue.put``, not merely passing through ``put`` on its way to the
+    next read (truncating then could pull the file from under a read in flight)."""
     frames = sys._current_frames()
     for thread in threading.enumerate():
         frame = frames.get(thread.ident) if thread.name == "nodeweave-prefetch" else None
         while frame is not None:
-            if frame.f_code is queue.Queue.put.__code__:
-                return True
+            if frame.f_code is threading.Condition.wait.__code__:
+                return frame.f_back is not None and frame.f_back.f_code is queue.Queue.put.__code__
             frame = frame.f_back
     return False
 

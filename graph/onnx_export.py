@@ -362,7 +362,8 @@ def _value_info(onnx, name, tensor):
 
 def _assemble(onnx, model, graph, input_names, output_names):
     """The ModelProto, filled in place: the weights' bytes are copied once (make_graph and
-    make_model would copy them twice more, a third of ResNet50's export)."""
+    make_model would copy them twice more, a third of ResNet50's export), and each array,
+    often a transposed copy of a kernel, is let go of once its bytes are in the proto."""
     helper = onnx.helper
     opsets = [helper.make_opsetid("", graph.opset)]
     opsets += [helper.make_opsetid(domain, 1) for domain in sorted({n.domain for n in graph.nodes if n.domain})]
@@ -372,7 +373,8 @@ def _assemble(onnx, model, graph, input_names, output_names):
     body.name = model.name
     body.node.extend(helper.make_node(n.op_type, n.inputs, n.outputs, name=n.name, domain=n.domain or None,
                                       **n.attributes) for n in graph.nodes)
-    for name, array in graph.initializers.items():
+    for name in list(graph.initializers):
+        array = graph.initializers.pop(name)
         tensor = body.initializer.add()
         tensor.name = name
         tensor.data_type = graph.onnx_dtype(array.dtype)

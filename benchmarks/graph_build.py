@@ -2,7 +2,8 @@
 nodeweave against Keras 3 (numpy backend). Goal (issue 2): at most 20 us per
 layer and linear in depth up to 100,000 layers. Also counts the objects a layer
 of the chain leaves for the garbage collector, whose passes over them are what
-grows faster than the depth (a count the machine's load does not change)."""
+grows faster than the depth (a count the machine's load does not change), and
+times each depth with the collector on and off, to tell its share from ours."""
 
 from benchmarks.harness import pin_threads
 
@@ -49,6 +50,45 @@ def collector_objects_per_layer(depth=1_000):
     count = (len(gc.get_objects()) - before) / depth
     del model
     return count
+
+
+def collector_share(depths):
+    """Microseconds per layer building each depth once with the garbage collector on and once with it
+    off, and the full collections the build ran with it on: what the collector adds to the graph's own
+    work, which is the same per layer at every depth."""
+    import gc
+    import time
+
+    rows = []
+    for depth in depths:
+        row = {"depth": depth}
+        for collector in ("on", "off"):
+            gc.collect()
+            if collector == "off":
+                gc.disable()
+            full = gc.get_stats()[2]["collections"]
+            started = time.perf_counter()
+            try:
+                model = build_nodeweave(depth)
+            finally:
+                gc.enable()
+            row[f"collector_{collector}_us_per_layer"] = (time.perf_counter() - started) / depth * 1e6
+            if collector == "on":
+                row["full_collections"] = gc.get_stats()[2]["collections"] - full
+            del model
+        rows.append(row)
+    return rows
+
+
+def collector_share_alone(depths):
+    """``collector_share(depths)`` in a fresh process, whose heap holds nothing of this one's (the
+    million objects of a 100,000-layer build, freed, still slowed the next builds of this process)."""
+    import json
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-m", "benchmarks.graph_build", "--collector-share", *map(str, depths)],
+                         capture_output=True, text=True, check=True, env=os.environ)
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def phases_per_layer(depth=2_000, repeats=5):
@@ -99,6 +139,7 @@ def main(smoke=False):
     # after six 1,000-layer ones) would be walked by every full collection of a deep build, doubling its time
     # at 10,000 layers in this process (a cost of the benchmark's own heap, not of the graph being built).
     build_nodeweave(10)  # imports, and first-call caches, before any timing
+    collector = collector_share_alone([10, 100] if smoke else [1_000, 5_000, 20_000, 100_000, 200_000])
     for depth in sorted(depths, key=lambda depth: depth <= keras_max):
         contenders = {"nodeweave": lambda: build_nodeweave(depth)}
         failure = keras_fails(depth) if depth <= keras_max else "not run"
@@ -118,14 +159,26 @@ def main(smoke=False):
     for depth in depths:
         print(lines[depth])
     rows.sort(key=lambda row: row["depth"])
+    print(f"{'depth':>8} {'collector on us/layer':>22} {'full collections':>17} {'collector off us/layer':>23}")
+    for row in collector:
+        print(f"{row['depth']:>8} {row['collector_on_us_per_layer']:22.1f} {row['full_collections']:17d} "
+              f"{row['collector_off_us_per_layer']:23.1f}")
     tracked = collector_objects_per_layer(100 if smoke else 1_000)
     print(f"objects tracked by the garbage collector per layer: {tracked:.1f}")
     phases = phases_per_layer(100 if smoke else 2_000)
     print("CPU us per layer by phase: " + ", ".join(f"{phase} {us:.1f}" for phase, us in phases.items()))
     save("graph_build", {"units": UNITS, "rows": rows, "goal_us_per_layer": 20, "collector_objects_per_layer": tracked,
+                         "collector_rows": collector,
                          "phases_us_per_layer": phases})
     return rows
 
 
 if __name__ == "__main__":
-    main(smoke="--smoke" in sys.argv)
+    if "--collector-share" in sys.argv:
+        import json
+
+        sys.setrecursionlimit(10_000)
+        build_nodeweave(10)
+        print(json.dumps(collector_share([int(depth) for depth in sys.argv[sys.argv.index("--collector-share") + 1:]])))
+    else:
+        main(smoke="--smoke" in sys.argv)

@@ -28,6 +28,9 @@ class ActivationFunction:
         name: the activation's name (``__name__``), as configs save it.
         forward: ``fn(x, **kwargs)``, the activation.
         gradient: ``fn(x, y, grad_y, **kwargs)``, its backward.
+        output_suffices: True, or ``fn(**kwargs) -> bool``, where the gradient
+            reads only ``y`` (then ``x`` may be None): a layer applying the
+            activation need not keep its input for backward.
 
     Example:
         >>> import numpy as np
@@ -39,10 +42,11 @@ class ActivationFunction:
         array([-1.,  8.], dtype=float32)
     """
 
-    def __init__(self, name, forward, gradient):
+    def __init__(self, name, forward, gradient, output_suffices=False):
         self.__name__ = name
         self._forward = forward
         self._gradient = gradient
+        self._output_suffices = output_suffices
 
     def __call__(self, x, **kwargs):
         """Applies the activation.
@@ -75,6 +79,20 @@ class ActivationFunction:
         """
         return self._gradient(x, y, grad_y, **kwargs)
 
+    def gradient_reads_input(self, **kwargs):
+        """Whether ``gradient`` needs the input ``x`` with these options; not where
+        the output determines the gradient (sigmoid, tanh, linear, the plain relu).
+
+        Args:
+            **kwargs: the options the activation is applied with.
+
+        Example:
+            >>> relu.gradient_reads_input(), relu.gradient_reads_input(negative_slope=0.1), gelu.gradient_reads_input()
+            (False, True, True)
+        """
+        suffices = self._output_suffices
+        return not (suffices(**kwargs) if callable(suffices) else suffices)
+
     def flops(self, size):
         """FLOPs of applying it to ``size`` elements: 1 each (an exp or a tanh
         counts as one), none for linear, 3 for the softmaxes (exp, sum, divide).
@@ -105,11 +123,16 @@ def _relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     return y.astype(x.dtype, copy=False)
 
 
+def _plain_relu(negative_slope=0.0, max_value=None, threshold=0.0):
+    """Whether the relu with these options is max(x, 0), whose output is positive exactly where its input is."""
+    return not negative_slope and max_value is None and not threshold
+
+
 def _relu_grad(x, y, g, negative_slope=0.0, max_value=None, threshold=0.0):
-    if not negative_slope and max_value is None and not threshold:
-        if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype.kind == "f":
-            return over_elements(_where_positive, g, x)
-        return g * (x > 0)
+    if _plain_relu(negative_slope, max_value, threshold):  # read from y: the layer may not have kept x
+        if type(g) is np.ndarray and type(y) is np.ndarray and g.shape == y.shape and g.dtype.kind == "f":
+            return over_elements(_where_positive, g, y)
+        return g * (y > 0)
     active = x > threshold
     if max_value is not None:
         active &= (x > 0) & (x < max_value)
@@ -121,8 +144,8 @@ def _positive_part(x, out):
     return np.maximum(x, 0, out=out)
 
 
-def _where_positive(g, x, out):
-    return np.multiply(g, x > 0, out=out)
+def _where_positive(g, y, out):
+    return np.multiply(g, y > 0, out=out)
 
 
 def _sigmoid(x):
@@ -271,7 +294,10 @@ _SPECS = {
     "linear": (lambda x: x, lambda x, y, g: g),
 }
 
-_REGISTRY = {name: ActivationFunction(name, f, grad) for name, (f, grad) in _SPECS.items()}
+# The activations whose gradient the output determines (with these options).
+_OUTPUT_SUFFICES = {"relu": _plain_relu, "sigmoid": True, "tanh": True, "linear": True}
+_REGISTRY = {name: ActivationFunction(name, f, grad, _OUTPUT_SUFFICES.get(name, False))
+             for name, (f, grad) in _SPECS.items()}
 _REGISTRY["swish"] = _REGISTRY["silu"]
 _REGISTRY["hard_swish"] = _REGISTRY["hard_silu"]
 

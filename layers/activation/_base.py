@@ -30,8 +30,10 @@ class _ActivationLayer(Layer):
         return self.activation(inputs, **self.activation_arguments())
 
     def forward(self, inputs, training=True):
-        outputs = self.activation(inputs, **self.activation_arguments())
-        return outputs, (inputs, outputs)
+        arguments = self.activation_arguments()
+        outputs = self.activation(inputs, **arguments)
+        # Where the output determines the gradient (relu), the input is not kept for backward.
+        return outputs, (inputs if self.activation.gradient_reads_input(**arguments) else None, outputs)
 
     def backward(self, cache, grad_outputs):
         inputs, outputs = cache

@@ -27,6 +27,9 @@ class _Merge(Layer):
 
     min_inputs = 2
     supports_masking = True
+    #: Whether ``_merge_gradients`` reads the inputs' and the output's values; where it does not (sums,
+    #: differences, means), the forward keeps only the inputs' shapes for backward.
+    _gradient_reads_values = True
 
     def build(self, input_shape):
         self.compute_output_shape(input_shape)
@@ -60,7 +63,9 @@ class _Merge(Layer):
 
     def forward(self, inputs, training=True):
         output = self._merge(_align_ranks(inputs))
-        return output, (inputs, output)
+        if self._gradient_reads_values:
+            return output, (inputs, output)
+        return output, ([_shape_only(x) for x in inputs], None)
 
     def backward(self, cache, grad_outputs):
         inputs, output = cache
@@ -71,6 +76,11 @@ class _Merge(Layer):
     def flops(self, input_shapes, output_shapes):
         """One op per output element for each input after the first (n - 1 adds, comparisons...)."""
         return (len(input_shapes) - 1) * math.prod(output_shapes[0])
+
+
+def _shape_only(x):
+    """A read-only stand-in of ``x``'s shape and dtype that holds no memory (one element, broadcast)."""
+    return np.broadcast_to(np.zeros((), x.dtype), x.shape)
 
 
 def _align_ranks(inputs):
@@ -90,6 +100,8 @@ class Add(_Merge):
         >>> Add()([np.ones((2, 3)), np.ones((2, 3))])[0]
         array([2., 2., 2.], dtype=float32)
     """
+
+    _gradient_reads_values = False
 
     def _merge(self, inputs):
         return functools.reduce(np.add, inputs)
@@ -111,6 +123,7 @@ class Subtract(_Merge):
     """
 
     max_inputs = 2
+    _gradient_reads_values = False
 
     def _merge(self, inputs):
         return inputs[0] - inputs[1]
@@ -169,6 +182,8 @@ class Average(_Merge):
         >>> Average()([np.zeros((1, 2)), np.full((1, 2), 4.0)])
         array([[2., 2.]], dtype=float32)
     """
+
+    _gradient_reads_values = False
 
     def _merge(self, inputs):
         return functools.reduce(np.add, inputs) / len(inputs)

@@ -128,3 +128,24 @@ def test_the_plain_relu_is_differentiated_by_a_tape_as_by_hand(size):
     with GradientTape() as tape:
         loss = np.sum(activations.relu(x) * 3.0)
     np.testing.assert_array_equal(tape.gradient(loss, x), np.where(x.numpy() > 0, 3.0, 0.0))
+
+
+@pytest.mark.parametrize("name, kwargs, from_output", [
+    ("relu", {}, True), ("relu", {"negative_slope": 0.1}, False), ("relu", {"threshold": 0.5}, False),
+    ("sigmoid", {}, True), ("tanh", {}, True), ("linear", {}, True), ("gelu", {}, False), ("elu", {}, False)])
+def test_where_the_output_determines_the_gradient_the_input_is_not_needed(name, kwargs, from_output):
+    function = activations.get(name)
+    x = np.array([-2.0, -0.5, 0.0, 0.25, 1.5, np.nan], "float32")
+    y, g = function(x, **kwargs), np.linspace(1.0, 2.0, x.size).astype("float32")
+    assert function.gradient_reads_input(**kwargs) is not from_output
+    if from_output:
+        np.testing.assert_array_equal(function.gradient(None, y, g, **kwargs), function.gradient(x, y, g, **kwargs))
+
+
+def test_a_relu_layer_keeps_only_its_output_for_backward():
+    from layers import Activation, LeakyReLU
+
+    x = np.random.default_rng(0).normal(size=(4, 6)).astype("float32")
+    outputs, cache = Activation("relu").forward(x)
+    assert cache[0] is None and cache[1] is outputs
+    assert LeakyReLU(negative_slope=0.1).forward(x)[1][0] is x  # its gradient reads the input

@@ -113,3 +113,22 @@ def test_multiply_counts_masked_steps_as_one_as_keras_with_checked_gradients(mas
     assert not np.allclose(Multiply()([a, b]), expected)
     report = gradient_check(Multiply(), [a.astype("float64"), b.astype("float64")], call_kwargs={"mask": masks})
     assert report.max_error < 1e-6, str(report)
+
+
+def _arrays(structure):
+    if isinstance(structure, np.ndarray):
+        return [structure]
+    if isinstance(structure, (list, tuple)):
+        return [array for item in structure for array in _arrays(item)]
+    return []
+
+
+@pytest.mark.parametrize("cls, keeps_values", [(Add, False), (Subtract, False), (Average, False), (Multiply, True),
+                                               (Maximum, True)])
+def test_sums_keep_only_their_inputs_shapes_for_backward(cls, keeps_values):
+    a, b = _inputs([(2, 3, 4), (2, 1, 4)])
+    _, cache = cls().forward([a, b])
+    bases = {id(x.base if x.base is not None else x): x.base if x.base is not None else x for x in _arrays(cache)}
+    assert (sum(base.nbytes for base in bases.values()) >= a.nbytes) is keeps_values
+    if not keeps_values:
+        assert [x.shape for x in cache[0]] == [a.shape, b.shape] and cache[1] is None

@@ -137,11 +137,13 @@ class _BaseConv(Layer):
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def _finish(self, z):
-        """Bias and activation of a channels-last ``z``; returns ``(outputs, z in data_format)``."""
+        """Bias and activation of a channels-last ``z``; returns ``(outputs, z in data_format)``, or
+        ``(outputs, None)`` where the outputs alone give the activation's gradient (relu): backward
+        then keeps no ``z``."""
         if self.bias is not None:
             z += self.bias.value
         z = from_channels_last(z, self.data_format)
-        return self.activation(z), z
+        return self.activation(z), z if self.activation.gradient_reads_input() else None
 
     def _finish_backward(self, z, outputs, grad_outputs):
         """Returns the channels-last gradient of ``z`` and ``{bias: gradient}``."""

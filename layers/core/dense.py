@@ -98,7 +98,7 @@ class Dense(Layer):
         if self.bias is not None:
             z += self.bias.value
         y = self.activation(z)
-        return y, (inputs, z, y)
+        return y, (inputs, z if self.activation.gradient_reads_input() else None, y)  # relu: y gives the gradient
 
     def backward(self, cache, grad_outputs, input_gradient=True):
         """``input_gradient=False`` (the plan's, when no earlier layer reads it) leaves

@@ -196,3 +196,14 @@ def test_fewer_or_more_filters_than_channels(cls, shape, filters, kwargs, keras_
     assert_matches_keras(cls(filters, **kwargs), theirs, inputs(shape))
     assert_gradients(random_weights(cls(filters, **kwargs), shape), inputs(shape, "float64", seed=1),
                      training=True)
+
+
+@pytest.mark.parametrize("activation, keeps_z", [("relu", False), ("tanh", False), ("elu", True)])
+def test_backward_keeps_the_pre_activation_only_where_its_gradient_reads_it(activation, keeps_z):
+    layer = Conv2D(2, 3, activation=activation)
+    x = np.random.default_rng(0).normal(size=(2, 5, 5, 3)).astype("float32")
+    layer.build(x.shape)
+    y, cache = layer.forward(x)
+    assert (cache[3] is not None) is keeps_z  # (spatial, pads, saved columns, z, outputs)
+    grad_x, grads = layer.backward(cache, np.ones_like(y))
+    assert grad_x.shape == x.shape and grads[layer.kernel].shape == (3, 3, 3, 2)

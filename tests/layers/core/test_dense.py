@@ -69,3 +69,14 @@ def test_activation_set_after_construction_is_read_as_the_constructor_reads_it()
     np.testing.assert_allclose(layer(np.array([[-1.0, 2.0]])), [[5.0, -6.0]])
     layer.activation = "sigmoid"
     assert layer.get_config()["activation"] == "sigmoid"
+
+
+@pytest.mark.parametrize("activation, keeps_z", [("relu", False), ("linear", False), ("gelu", True)])
+def test_backward_keeps_the_pre_activation_only_where_its_gradient_reads_it(activation, keeps_z):
+    layer = Dense(3, activation=activation)
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype("float32")
+    layer.build(x.shape)
+    y, cache = layer.forward(x)
+    assert (cache[1] is not None) is keeps_z
+    grad_x, grads = layer.backward(cache, np.ones_like(y))
+    assert grad_x.shape == x.shape and grads[layer.kernel].shape == (5, 3)

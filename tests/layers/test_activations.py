@@ -135,11 +135,12 @@ def test_the_plain_relu_is_differentiated_by_a_tape_as_by_hand(size):
     ("sigmoid", {}, True), ("tanh", {}, True), ("linear", {}, True), ("gelu", {}, False), ("elu", {}, False)])
 def test_where_the_output_determines_the_gradient_the_input_is_not_needed(name, kwargs, from_output):
     function = activations.get(name)
-    x = np.array([-2.0, -0.5, 0.0, 0.25, 1.5, np.nan], "float32")
-    y, g = function(x, **kwargs), np.linspace(1.0, 2.0, x.size).astype("float32")
     assert function.gradient_reads_input(**kwargs) is not from_output
-    if from_output:
-        np.testing.assert_array_equal(function.gradient(None, y, g, **kwargs), function.gradient(x, y, g, **kwargs))
+    if from_output:  # the gradient from the output alone is the derivative at the input (away from relu's kink)
+        x = np.array([-2.0, -0.5, -0.1, 0.25, 1.5])
+        g, step = np.linspace(1.0, 2.0, x.size), 1e-6
+        slopes = (function(x + step, **kwargs) - function(x - step, **kwargs)) / (2 * step)
+        np.testing.assert_allclose(function.gradient(None, function(x, **kwargs), g, **kwargs), g * slopes, atol=1e-6)
 
 
 def test_a_relu_layer_keeps_only_its_output_for_backward():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine import Input, KerasTensor
+from engine import Input, KerasTensor, tree
 from engine.network.gradient_check import gradient_check
 from layers.merging import (Add, Average, Maximum, Minimum, Multiply, Subtract, add, average, maximum,
                             minimum, multiply, subtract)
@@ -115,20 +115,13 @@ def test_multiply_counts_masked_steps_as_one_as_keras_with_checked_gradients(mas
     assert report.max_error < 1e-6, str(report)
 
 
-def _arrays(structure):
-    if isinstance(structure, np.ndarray):
-        return [structure]
-    if isinstance(structure, (list, tuple)):
-        return [array for item in structure for array in _arrays(item)]
-    return []
-
-
 @pytest.mark.parametrize("cls, keeps_values", [(Add, False), (Subtract, False), (Average, False), (Multiply, True),
                                                (Maximum, True)])
 def test_sums_keep_only_their_inputs_shapes_for_backward(cls, keeps_values):
     a, b = _inputs([(2, 3, 4), (2, 1, 4)])
     _, cache = cls().forward([a, b])
-    bases = {id(x.base if x.base is not None else x): x.base if x.base is not None else x for x in _arrays(cache)}
+    arrays = [x for x in tree.flatten(cache) if isinstance(x, np.ndarray)]
+    bases = {id(x.base if x.base is not None else x): x.base if x.base is not None else x for x in arrays}
     assert (sum(base.nbytes for base in bases.values()) >= a.nbytes) is keeps_values
     if not keeps_values:
         assert [x.shape for x in cache[0]] == [a.shape, b.shape] and cache[1] is None

@@ -1,5 +1,6 @@
 """What every test shares: fresh names and seeds, Keras' backend, how ``make test`` shares the
-tests out between its two pytest-xdist workers, and a worker that gives memory back between tests.
+tests out between its two pytest-xdist workers, and a worker that gives memory back between tests
+and keeps its imported libraries out of the garbage collector's walks.
 
 Keras' backend (Keras is the oracle): the first worker (``gw0``), and a run without workers,
 use JAX; the other workers use Keras' NumPy backend, which builds a model without compiling
@@ -96,10 +97,13 @@ MEMORY_LINE_BYTES = 1_000_000_000
 MEMORY_MARGIN_BYTES = 300_000_000
 COMPILED_PROGRAMS_LINE_BYTES = 1_500_000_000
 # A slow test (the applications' round trips, the benchmarks' smoke runs) can grow a worker by a
-# gigabyte: it starts from what a collection leaves whenever the worker holds more than this, without
-# XLA's programs (Keras' NumPy backend too runs its convolutions through JAX: the applications' round
-# trips left 40-100 MB of them each, 455 MB against 809 after eight).
+# gigabyte: it starts from what a collection leaves whenever the worker holds more than this, and
+# more than the margin above what the last collection left, without XLA's programs (Keras' NumPy
+# backend too runs its convolutions through JAX: the applications' round trips left 40-100 MB of
+# them each, 455 MB against 809 after eight). Without the margin, the NumPy worker, which keeps
+# 760-850 MB after a collection, collected before each of its 136 slow tests: 70 s for 40-250 MB each.
 SLOW_TEST_LINE_BYTES = 700_000_000
+SLOW_TEST_MARGIN_BYTES = 150_000_000
 
 
 def pytest_runtest_setup(item):
@@ -166,6 +170,14 @@ def pytest_xdist_make_scheduler(config, log):
     return None
 
 
+def pytest_collection_finish(session):
+    """Sets what collecting imported (the test modules, Keras, JAX, PyTorch: 630,000 objects) aside
+    from the cyclic garbage collector, which would otherwise walk it in every full collection
+    (0.34 s each); it stays for the whole run."""
+    gc.collect()
+    gc.freeze()
+
+
 def pytest_collection_modifyitems(items):
     """On a pytest-xdist worker, orders the work units: those holding a slow test first, then
     the larger before the smaller."""
@@ -187,17 +199,19 @@ class _MemoryLine:
 
     def __init__(self):
         self.line = MEMORY_LINE_BYTES
+        self.collected_to = 0  # the resident size the last collection left
 
     def give_back(self, file_ended, slow_next):
         resident = _resident_bytes()
-        slow = slow_next and resident > SLOW_TEST_LINE_BYTES
+        slow = slow_next and resident > max(SLOW_TEST_LINE_BYTES, self.collected_to + SLOW_TEST_MARGIN_BYTES)
         compiled = "jax" in sys.modules and (slow or file_ended and resident > COMPILED_PROGRAMS_LINE_BYTES)
         if resident > self.line or compiled or slow:
             gc.collect()
             if compiled:
                 sys.modules["jax"].clear_caches()
             _trim_heap()
-            self.line = max(MEMORY_LINE_BYTES, _resident_bytes() + MEMORY_MARGIN_BYTES)
+            self.collected_to = _resident_bytes()
+            self.line = max(MEMORY_LINE_BYTES, self.collected_to + MEMORY_MARGIN_BYTES)
         else:
             self.line = max(MEMORY_LINE_BYTES, min(self.line, resident + MEMORY_MARGIN_BYTES))
 

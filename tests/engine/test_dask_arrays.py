@@ -23,7 +23,7 @@ from engine.training.metrics import AUC, OneHotMeanIoU, PrecisionAtRecall, TrueP
 from layers import Dense, concatenate
 from tests.engine.metrics.test_metric import Maximum
 
-SAMPLES, FEATURES, CHUNK = 100_000, 64, 10_000
+SAMPLES, FEATURES, CHUNK = 20_000, 64, 2_000
 RTOL = 1e-5  # float32 totals summed per block, then over blocks: another order of additions
 
 
@@ -37,7 +37,7 @@ def client():
 
 @pytest.fixture(scope="module")
 def data():
-    """``(x, x as NumPy, one-hot y, sample weights)``: 100,000 x 64 in 10 chunks."""
+    """``(x, x as NumPy, one-hot y, sample weights)``: 20,000 x 64 in 10 chunks."""
     rng = da.random.default_rng(0)
     x = rng.standard_normal((SAMPLES, FEATURES), chunks=(CHUNK, FEATURES), dtype="float32")
     numbers = np.random.default_rng(1)
@@ -197,7 +197,7 @@ def test_evaluate_equals_in_memory_evaluate_on_threads(data):
     expected = model.evaluate(x_np, y, verbose=0, return_dict=True)
     with dask.config.set(scheduler="threads"):
         logs = model.evaluate(x, y, verbose=0, return_dict=True)
-        as_list = model.evaluate(x, da.from_array(y, chunks=7_000), verbose=0)
+        as_list = model.evaluate(x, da.from_array(y, chunks=1_400), verbose=0)
     assert sorted(logs) == ["accuracy", "auc", "loss", "mae", "weighted_accuracy"]
     assert logs == pytest.approx(expected, rel=RTOL)
     assert as_list == pytest.approx(model.evaluate(x_np, y, verbose=0), rel=RTOL)
@@ -222,7 +222,7 @@ def test_evaluate_with_sample_weights_equals_in_memory_evaluate(data):
     model = _mlp()
     expected = model.evaluate(x_np, y, sample_weight=weights, verbose=0, return_dict=True)
     with dask.config.set(scheduler="threads"):
-        dask_weights = model.evaluate(x, y, sample_weight=da.from_array(weights, chunks=30_000), verbose=0,
+        dask_weights = model.evaluate(x, y, sample_weight=da.from_array(weights, chunks=6_000), verbose=0,
                                       return_dict=True)
         numpy_weights = model.evaluate(x, y, sample_weight=weights, verbose=0, return_dict=True)
     assert dask_weights == pytest.approx(expected, rel=RTOL)

@@ -14,6 +14,7 @@ import struct
 import sys
 import warnings
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -75,31 +76,51 @@ def attempt(content, expect=None):
 
 
 def deflate_bomb(name, size, fill=b" ", prefix=b""):
-    """A zip whose member ``name`` inflates to ``prefix`` then ``size`` bytes of
-    ``fill`` (made in 4 MiB pieces, so writing it needs little memory)."""
+    """A zip whose member ``name`` inflates to ``prefix`` then ``size`` copies of the
+    byte ``fill``. Its deflate stream repeats one compressed piece of up to 4 MiB: each
+    copy ends in a full flush, after which deflate refers to nothing before, so the
+    copies decode one after another and ``size`` bytes are never compressed (a
+    1.5 GiB bomb in a fraction of a second where zipfile took 4.8 s)."""
+    piece = fill * min(size, 4 * 2**20)
+    copies, rest = divmod(size, len(piece))
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)  # raw deflate, as zip stores it
+    head = compressor.compress(prefix) + compressor.flush(zlib.Z_FULL_FLUSH)
+    copy = compressor.compress(piece) + compressor.flush(zlib.Z_FULL_FLUSH)
+    stream = head + copy * copies + compressor.compress(fill * rest) + compressor.flush()
+    crc = zlib.crc32(prefix)
+    for _ in range(copies):
+        crc = zlib.crc32(piece, crc)
+    crc = zlib.crc32(fill * rest, crc)
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as target, \
-            target.open(name, "w") as member:
-        member.write(prefix)
-        piece = fill * (4 * 2**20)
-        for _ in range(size // len(piece)):
-            member.write(piece)
-    return buffer.getvalue()
+    with zipfile.ZipFile(buffer, "w") as target:
+        target.writestr(zipfile.ZipInfo(name), stream)  # stored as it is, then declared deflated below
+    return rewrite_member(buffer.getvalue(), name, method=zipfile.ZIP_DEFLATED, crc=crc, size=len(prefix) + size)
 
 
 def declare_size(content, name, size):
     """``content`` with the uncompressed size of member ``name`` rewritten to
     ``size`` in both its local header and its central-directory entry."""
+    return rewrite_member(content, name, size=size)
+
+
+def rewrite_member(content, name, method=None, crc=None, size=None):
+    """``content`` with the compression method, CRC-32 and uncompressed size of
+    member ``name`` (those given) rewritten in its local header and its
+    central-directory entry."""
     data = bytearray(content)
     with zipfile.ZipFile(io.BytesIO(content)) as source:
-        info = source.getinfo(name)
-    struct.pack_into("<I", data, info.header_offset + 22, size)
-    offset = data.find(b"PK\x01\x02")
-    while offset != -1:
-        name_length = struct.unpack_from("<H", data, offset + 28)[0]
-        if bytes(data[offset + 46: offset + 46 + name_length]).decode() == name:
-            struct.pack_into("<I", data, offset + 24, size)
-        offset = data.find(b"PK\x01\x02", offset + 4)
+        local = source.getinfo(name).header_offset
+    central = data.find(b"PK\x01\x02")
+    while central != -1:
+        name_length = struct.unpack_from("<H", data, central + 28)[0]
+        if bytes(data[central + 46: central + 46 + name_length]).decode() == name:
+            break
+        central = data.find(b"PK\x01\x02", central + 4)
+    # Field offsets in the local header and in the central-directory entry (APPNOTE.TXT 4.3.7, 4.3.12).
+    for value, form, at_local, at_central in ((method, "<H", 8, 10), (crc, "<I", 14, 16), (size, "<I", 22, 24)):
+        if value is not None:
+            struct.pack_into(form, data, local + at_local, value)
+            struct.pack_into(form, data, central + at_central, value)
     return bytes(data)
 
 

@@ -19,6 +19,7 @@ import pytest
 import engine
 import graph
 import layers
+from engine import blas_threads, set_num_threads
 from engine.files import registry
 
 PACKAGES = ("engine", "layers", "graph")
@@ -177,8 +178,19 @@ def test_reference_builds_without_warnings(tmp_path):
     assert 'href="engine/training/trainer.html#Trainer.fit"' in (tmp_path / "engine.html").read_text(), "Model links to fit"
 
 
+@pytest.fixture
+def threads_kept():
+    """The process keeps its thread setting whatever an example sets: ``set_num_threads``' own ends
+    with ``set_num_threads(None)``, which gave the worker's BLAS its two threads back under
+    ``NODEWEAVE_NUM_THREADS=1``, and every later test of that worker ran its products on both cores
+    beside the other worker (the digits CNN's training test: 1.7 s alone, 11-14 s after it)."""
+    previous = blas_threads._chosen
+    yield
+    set_num_threads(previous)
+
+
 @pytest.mark.parametrize("test", _doctests(), ids=lambda test: test.name)
-def test_docstring_example_runs(test, monkeypatch):
+def test_docstring_example_runs(test, monkeypatch, threads_kept):
     # An example's classes are defined in the module it documents, so nodeweave would register them as
     # its own layers; they are forgotten afterwards, as the example's session ends.
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))

@@ -146,7 +146,7 @@ def main(smoke=False):
         if failure is None:
             contenders["keras"] = lambda: build_keras(depth)
         repeats = 1 if depth >= 10_000 else 5
-        result = measure(contenders, repeats=repeats, warmup=0 if depth >= 10_000 else 1)
+        result = measure(contenders, repeats=repeats, warmup=0 if depth >= 10_000 else 1, freeze=False)
         ours = {k: v / depth * 1e6 for k, v in result["nodeweave"].items()}
         theirs = {k: v / depth * 1e6 for k, v in result["keras"].items()} if "keras" in result else None
         versus = f"{theirs['median'] / ours['median']:16.1f}" if theirs else f"{failure:>16}"

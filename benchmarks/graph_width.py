@@ -36,7 +36,8 @@ def main(smoke=False):
         contenders = {"nodeweave": lambda: build_nodeweave(width)}
         if width <= 1_000:
             contenders["keras"] = lambda: build_keras(width)
-        result = measure(contenders, repeats=1 if width >= 10_000 else 5, warmup=0 if width >= 1_000 else 1)
+        result = measure(contenders, repeats=1 if width >= 10_000 else 5, warmup=0 if width >= 1_000 else 1,
+                         freeze=False)
         ours = result["nodeweave"]["median"] / width * 1e6
         theirs = result["keras"]["median"] / width * 1e6 if "keras" in result else None
         versus = f"{theirs / ours:16.1f}" if theirs else f"{'not run':>16}"

@@ -38,17 +38,22 @@ def machine():
     }
 
 
-def measure(contenders, repeats=7, warmup=1, number=1):
+def measure(contenders, repeats=7, warmup=1, number=1, freeze=True):
     """Times each ``{name: fn}`` contender; returns ``{name: {median, min, max}}`` in seconds per call.
 
     The contenders take turns, and the garbage collector runs (untimed) before
     each turn, so that none pays for collecting what the one before it left.
-    What exists before the timing (the libraries, the models) is frozen out of
-    the collector's walks meanwhile (``gc.freeze``): with PyTorch and Keras
-    imported, each of those collections took 0.1 s of walking objects that stay."""
+    With ``freeze``, what exists before the timing (the libraries, the models) is
+    frozen out of the collector's walks meanwhile (``gc.freeze``): with PyTorch and
+    Keras imported, each of those collections took 0.1 s of walking objects that
+    stay. Graph building passes ``freeze=False``: a user's build pays for the
+    collector walking what their process holds, and the benchmark measures that.
+    A process that froze objects itself (the test suite's workers) keeps them frozen."""
     samples = {name: [] for name in contenders}
-    gc.collect()
-    gc.freeze()
+    freeze = freeze and not gc.get_freeze_count()
+    if freeze:
+        gc.collect()
+        gc.freeze()
     try:
         for _ in range(warmup):
             for fn in contenders.values():
@@ -61,7 +66,8 @@ def measure(contenders, repeats=7, warmup=1, number=1):
                     fn()
                 samples[name].append((time.perf_counter() - start) / number)
     finally:
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
     return {name: summarize(values) for name, values in samples.items()}
 
 

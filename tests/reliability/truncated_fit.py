@@ -20,18 +20,29 @@ from engine.training.callbacks import Callback
 from layers import Dense
 
 
-def reader_waits_to_put():
-    """Whether fit's reading thread is blocked putting a block in its full queue: waiting on the
-    queue's condition inside ``Queue.put``, not merely passing through ``put`` on its way to the
-    next read (truncating then could pull the file from under a read in flight)."""
+def queue_put_waits_on():
+    """The queue whose ``put`` fit's reading thread waits in (on the queue's
+    condition, not merely passing through ``put``), or None."""
     frames = sys._current_frames()
     for thread in threading.enumerate():
         frame = frames.get(thread.ident) if thread.name == "nodeweave-prefetch" else None
         while frame is not None:
             if frame.f_code is threading.Condition.wait.__code__:
-                return frame.f_back is not None and frame.f_back.f_code is queue.Queue.put.__code__
+                caller = frame.f_back
+                return caller.f_locals["self"] if caller is not None and caller.f_code is queue.Queue.put.__code__ else None
             frame = frame.f_back
-    return False
+    return None
+
+
+def reader_waits_to_put():
+    """Whether fit's reading thread is blocked putting a block in its full queue,
+    so no read is in flight. A thread seen waiting in ``put`` may already have
+    been woken by the last ``get`` and not yet run (on a busy machine), and would
+    go on to read; once the queue is seen full, only a ``get`` (which this
+    thread, the consumer, does not make) can free it, so seeing it in ``put``
+    after that means it stays there."""
+    waiting_on = queue_put_waits_on()
+    return waiting_on is not None and waiting_on.full() and queue_put_waits_on() is waiting_on
 
 
 class TruncatedAfterFirstBatch(Callback):

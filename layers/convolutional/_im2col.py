@@ -15,7 +15,8 @@ never reached by a window).
   intermediate is smaller; ``conv_input_grad`` and ``conv_kernel_grad`` are
   its backward pass. A transposed convolution is ``conv_input_grad`` run
   forward, and its backward is ``conv`` and ``conv_kernel_grad``.
-- At stride 1 with two or more spatial axes, ``conv`` and the input gradient
+- At stride 1 with two or more spatial axes, where the im2col copy would
+  outgrow the caches (``IM2COL_BYTES``), ``conv`` and the input gradient
   copy ``strips`` instead: the windows along the last axis only, a run of
   samples at a time while they are in cache, multiplied by one matmul per tap
   of the other axes (a 3x3 kernel: a 3x copy and three products, where im2col
@@ -35,6 +36,15 @@ from layers.convolutional._strided_strips import (strided_strip_conv, strided_st
                                                   strided_strip_kernel_grad)
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
+# Up to this many bytes of windows, im2col's one product (its copy kept for the kernel gradient) beats strips:
+# 3x3 convolutions whose im2col copy takes 2-8 MB trained 1.1-1.5x faster by it (fwd and both gradients).
+IM2COL_BYTES = 8 << 20
+# Outputs this narrow or narrower leave strips' padded rows a large share of their products: im2col up to twice
+# IM2COL_BYTES beat them too (7x7 at 256 and 512 channels, 14 MB: 1.3-2x faster).
+NARROW_OUTPUTS = 8
+# A product to fewer channels than this runs slowly in BLAS: below it, input gradients keep strips or col2im
+# (an input gradient to 1 or 3 channels took 1.5x as long by im2col; to 8 channels, 2.2x less time).
+IM2COL_MIN_OUTPUTS = 8
 
 
 def effective_size(kernel_size, dilation_rate):
@@ -161,11 +171,12 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
     back onto the outputs, which is the input gradient of the convolution by
     the flipped kernel. Other stride-1 convolutions run by ``strips``.
     """
-    if _stride_one(strides, groups) and kernel.shape[-1] < kernel.shape[-2] and kernel[..., 0, 0].size > 1:
+    if (_stride_one(strides, groups) and kernel.shape[-1] < kernel.shape[-2] and kernel[..., 0, 0].size > 1
+            and not _im2col_fits(x, kernel, strides, dilation_rate, pads)):
         out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
         return _col2im_conv(x, flipped, strides, dilation_rate, flipped_pads, out, groups), ("inputs", x)
-    if _strips_fit(kernel, strides, groups):
+    if _strips_fit(x, kernel, strides, dilation_rate, pads, groups):
         return _strip_conv(x, kernel, dilation_rate, pads), ("strips", x)
     if _strided_strips_fit(kernel, strides, dilation_rate, groups):
         out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
@@ -184,9 +195,10 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
     copy when that is no larger or none (it reads and writes less than col2im's adds)."""
     if _stride_one(strides, groups):
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
-        if _strips_fit(flipped, strides, groups) and kernel.shape[-2] > 1:
+        if _strips_fit(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups) and kernel.shape[-2] > 1:
             return _strip_conv(grad_outputs, flipped, dilation_rate, flipped_pads)
-        if kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1:
+        if (kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1
+                or _im2col_fits(grad_outputs, flipped, strides, dilation_rate, flipped_pads)):
             return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
     if _strided_strips_fit(kernel, strides, dilation_rate, groups):
         return strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial)
@@ -223,12 +235,25 @@ def _flipped(kernel, dilation_rate, pads):
     return flipped, tuple((span - 1 - before, span - 1 - after) for span, (before, after) in zip(spans, pads))
 
 
-def _strips_fit(kernel, strides, groups):
-    """Whether ``_strip_conv`` runs for ``kernel``: stride 1, one group, two or more
-    spatial axes, more than one tap, and at least ``STRIP_MIN_CHANNELS`` input
-    channels (with fewer, im2col's one wider product is faster)."""
+def _strips_fit(x, kernel, strides, dilation_rate, pads, groups):
+    """Whether ``_strip_conv`` runs for ``kernel`` over ``x``: stride 1, one group,
+    two or more spatial axes, more than one tap, at least ``STRIP_MIN_CHANNELS``
+    input channels (with fewer, im2col's one wider product is faster), and an
+    im2col copy too large for ``_im2col_fits``."""
     return (_stride_one(strides, groups) and kernel.ndim > 3 and kernel[..., 0, 0].size > 1
-            and kernel.shape[-2] >= STRIP_MIN_CHANNELS)
+            and kernel.shape[-2] >= STRIP_MIN_CHANNELS and not _im2col_fits(x, kernel, strides, dilation_rate, pads))
+
+
+def _im2col_fits(x, kernel, strides, dilation_rate, pads):
+    """Whether the im2col copy of ``x``'s windows for ``kernel`` takes at most
+    ``IM2COL_BYTES`` (twice that for outputs of ``NARROW_OUTPUTS`` or fewer along
+    the last axis) and the product has ``IM2COL_MIN_OUTPUTS`` or more output
+    channels: its one product then runs faster than strips or col2im."""
+    if kernel.shape[-1] < IM2COL_MIN_OUTPUTS:
+        return False
+    out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
+    cols_bytes = x.shape[0] * math.prod(out) * kernel[..., 0].size * x.itemsize
+    return cols_bytes <= IM2COL_BYTES * (2 if out[-1] <= NARROW_OUTPUTS else 1)
 
 
 def _strided_strips_fit(kernel, strides, dilation_rate, groups):

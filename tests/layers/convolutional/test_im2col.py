@@ -33,6 +33,7 @@ def test_conv_forward_and_backward_do_no_python_work_per_pixel(monkeypatch):
     (by strips), and the Python lines it runs do not depend on the image size
     (the loops are over kernel taps and over runs of samples that fill
     ``RUN_BYTES``, one run for both sizes here)."""
+    monkeypatch.setattr(_im2col, "IM2COL_BYTES", 0)  # strips at any size
     layer = Conv2D(16, 3, padding="same", strides=1)
     small, large = np.ones((4, 8, 8, 16), "float32"), np.ones((4, 16, 16, 16), "float32")
     layer(small)
@@ -83,6 +84,7 @@ def test_strips_match_im2col_in_runs_of_samples(monkeypatch, shape, kernel_size,
     expected, cols = _im2col._im2col_conv(x, kernel, strides, dilation_rate, pads)
     grad = rng.normal(size=expected.shape)
     expected_kernel_grad = _im2col._cols_kernel_grad(cols, grad, kernel.shape)
+    monkeypatch.setattr(_im2col, "IM2COL_BYTES", 0)  # strips at any size
     for chunk_bytes in (1, 1 << 30):
         monkeypatch.setattr(_runs, "RUN_BYTES", chunk_bytes)
         outputs, saved = _im2col.conv(x, kernel, strides, dilation_rate, pads)
@@ -91,6 +93,27 @@ def test_strips_match_im2col_in_runs_of_samples(monkeypatch, shape, kernel_size,
         np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, strides, dilation_rate, pads),
                                    expected_kernel_grad, rtol=1e-10, atol=1e-10)
     assert len(_im2col._strip_chunks(x, kernel_size, pads, expected.shape[1:-1])) == 1
+
+
+@pytest.mark.parametrize("filters, large", [(8, "inputs"), (16, "strips"), (64, "strips")])
+def test_small_windows_run_by_im2col_and_large_ones_by_strips_or_col2im(filters, large):
+    # im2col up to IM2COL_BYTES of windows (twice that for outputs 8 wide or less); above, fewer outputs than
+    # inputs run by col2im ("inputs"), others by strips.
+    def route(batch, size):
+        x, kernel = np.ones((batch, size, size, 16), "float32"), np.ones((3, 3, 16, filters), "float32")
+        return _im2col.conv(x, kernel, (1, 1), (1, 1), ((1, 1), (1, 1)))[1][0]
+
+    window_bytes = 9 * 16 * 4  # per output position
+    narrow = _im2col.IM2COL_BYTES * 2 // (window_bytes * 64)  # samples of 8x8 that fit
+    wide = _im2col.IM2COL_BYTES // (window_bytes * 256)  # samples of 16x16 that fit
+    assert (route(narrow, 8), route(narrow + 1, 8)) == ("cols", large)
+    assert (route(wide, 16), route(wide + 1, 16)) == ("cols", large)
+
+
+def test_products_to_few_channels_never_take_im2col_by_size():
+    grad, kernel = np.ones((1, 4, 4, 16)), np.ones((3, 3, 16, _im2col.IM2COL_MIN_OUTPUTS))
+    assert _im2col._im2col_fits(grad, kernel, (1, 1), (1, 1), ((1, 1), (1, 1)))
+    assert not _im2col._im2col_fits(grad, kernel[..., 1:], (1, 1), (1, 1), ((1, 1), (1, 1)))
 
 
 def test_thin_inputs_keep_im2col():

@@ -27,6 +27,7 @@ def test_strip_convolution_split_between_threads_matches_one_thread(monkeypatch)
     x, kernel = rng.normal(size=(5, 6, 7, 16)), rng.normal(size=(3, 3, 16, 16))
     pads, grad = ((1, 1), (1, 1)), rng.normal(size=(5, 6, 7, 16))
     monkeypatch.setattr(_runs, "RUN_BYTES", 1)  # one sample per run
+    monkeypatch.setattr(_im2col, "IM2COL_BYTES", 0)  # strips at any size
     monkeypatch.setattr(_runs, "num_threads", lambda: 1)
     expected, saved = _im2col.conv(x, kernel, (1, 1), (1, 1), pads)
     expected_kernel_grad = _im2col.conv_kernel_grad(saved, grad, kernel, (1, 1), (1, 1), pads)

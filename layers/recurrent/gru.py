@@ -3,7 +3,7 @@
 import numpy as np
 
 from layers import activations
-from layers.recurrent._rnn import GateActivations, _Recurrent, _steps_as_columns
+from layers.recurrent._rnn import GateActivations, _Recurrent, _steps_as_columns, steps_inside
 
 
 class GRU(_Recurrent):
@@ -119,7 +119,7 @@ class GRU(_Recurrent):
         ``xw``'s in the candidate block (r multiplies it)."""
         grad_xw, grad_recurrent, scratch = super()._new_gradient_tape(tape)
         if self.reset_after:
-            grad_recurrent = np.empty_like(grad_xw)
+            grad_recurrent = steps_inside(grad_xw.shape, grad_xw.dtype)
         return grad_xw, grad_recurrent, scratch
 
     def _step_backward(self, tape, gradient_tape, t, h_in, previous, new, grad_new, grad_previous):

@@ -171,9 +171,10 @@ def _times_slope(g, x, out, negative_slope):
     and 5x faster than a where over a random sign pattern, which mispredicts half its branches."""
     bits = np.dtype(f"u{g.itemsize}")
     slope, one = (int(np.array(v, g.dtype).view(bits)) for v in (negative_slope, 1))
-    factor = np.multiply((x >= 0).view(np.uint8), np.array((one - slope) % (1 << 8 * g.itemsize), bits), dtype=bits)
+    factor = out.view(bits)  # made in place of the result: no temporary the size of g
+    np.multiply((x >= 0).view(np.uint8), np.array((one - slope) % (1 << 8 * g.itemsize), bits), out=factor)
     factor += np.array(slope, bits)
-    return np.multiply(g, factor.view(g.dtype), out=out)
+    return np.multiply(g, out, out=out)
 
 
 def _sigmoid(x):

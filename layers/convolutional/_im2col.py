@@ -37,7 +37,7 @@ from layers.convolutional._strided_strips import (strided_strip_conv, strided_st
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 # Up to this many bytes of windows, im2col's one product (its copy kept for the kernel gradient) beats strips:
-# 3x3 convolutions whose im2col copy takes 2-8 MB trained 1.1-1.5x faster by it (fwd and both gradients).
+# 3x3 convolutions whose im2col copy takes 2-8 MB trained 1.1-1.6x faster by it (fwd and both gradients).
 IM2COL_BYTES = 8 << 20
 # Outputs this narrow or narrower leave strips' padded rows a large share of their products: im2col up to twice
 # IM2COL_BYTES beat them too (7x7 at 256 and 512 channels, 14 MB: 1.3-2x faster).

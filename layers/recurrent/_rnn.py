@@ -499,7 +499,8 @@ def steps_inside(shape, dtype):
 
 
 def _steps_as_columns(a):
-    """``(steps, rows, batch)`` as ``(rows, steps * batch)`` (one copy), for the matmuls over all steps."""
+    """``(steps, rows, batch)`` as ``(rows, steps * batch)`` (a copy, unless laid out by ``steps_inside``),
+    for the matmuls over all steps."""
     return np.ascontiguousarray(a.transpose(1, 0, 2)).reshape(a.shape[1], -1)
 
 

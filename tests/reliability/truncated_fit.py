@@ -29,7 +29,8 @@ def queue_put_waits_on():
         while frame is not None:
             if frame.f_code is threading.Condition.wait.__code__:
                 caller = frame.f_back
-                return caller.f_locals["self"] if caller is not None and caller.f_code is queue.Queue.put.__code__ else None
+                in_put = caller is not None and caller.f_code is queue.Queue.put.__code__
+                return caller.f_locals["self"] if in_put else None
             frame = frame.f_back
     return None
 

@@ -48,7 +48,11 @@ def test_products_below_the_threaded_size_hold_blas_to_one_thread_and_large_ones
 
     with blas.limit(limits=2):
         assert set(threads_in(_runs.THREADED_FLOPS - 1)) == {1}
+        assert {lib["num_threads"] for lib in blas.info()} == {2}  # given back on leaving
         assert set(threads_in(_runs.THREADED_FLOPS)) == {2}
+        with pytest.raises(ZeroDivisionError), _runs.blas_for(1):
+            1 / 0
+        assert {lib["num_threads"] for lib in blas.info()} == {2}  # and when the product raised
     monkeypatch.setattr(_runs, "num_threads", lambda: 1)
     with blas.limit(limits=2):
         assert set(threads_in(1)) == {2}  # one thread chosen: BLAS is already held by set_num_threads, left alone

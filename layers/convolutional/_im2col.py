@@ -171,12 +171,13 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
     back onto the outputs, which is the input gradient of the convolution by
     the flipped kernel. Other stride-1 convolutions run by ``strips``.
     """
+    small = _stride_one(strides, groups) and _im2col_fits(x, kernel, strides, dilation_rate, pads)
     if (_stride_one(strides, groups) and kernel.shape[-1] < kernel.shape[-2] and kernel[..., 0, 0].size > 1
-            and not _im2col_fits(x, kernel, strides, dilation_rate, pads)):
+            and not small):
         out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
         return _col2im_conv(x, flipped, strides, dilation_rate, flipped_pads, out, groups), ("inputs", x)
-    if _strips_fit(x, kernel, strides, dilation_rate, pads, groups):
+    if not small and _strips_fit(kernel, strides, groups):
         return _strip_conv(x, kernel, dilation_rate, pads), ("strips", x)
     if _strided_strips_fit(kernel, strides, dilation_rate, groups):
         out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
@@ -195,10 +196,10 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
     copy when that is no larger or none (it reads and writes less than col2im's adds)."""
     if _stride_one(strides, groups):
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
-        if _strips_fit(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups) and kernel.shape[-2] > 1:
+        small = _im2col_fits(grad_outputs, flipped, strides, dilation_rate, flipped_pads)
+        if not small and _strips_fit(flipped, strides, groups) and kernel.shape[-2] > 1:
             return _strip_conv(grad_outputs, flipped, dilation_rate, flipped_pads)
-        if (kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1
-                or _im2col_fits(grad_outputs, flipped, strides, dilation_rate, flipped_pads)):
+        if kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1 or small:
             return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
     if _strided_strips_fit(kernel, strides, dilation_rate, groups):
         return strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial)
@@ -235,13 +236,13 @@ def _flipped(kernel, dilation_rate, pads):
     return flipped, tuple((span - 1 - before, span - 1 - after) for span, (before, after) in zip(spans, pads))
 
 
-def _strips_fit(x, kernel, strides, dilation_rate, pads, groups):
-    """Whether ``_strip_conv`` runs for ``kernel`` over ``x``: stride 1, one group,
-    two or more spatial axes, more than one tap, at least ``STRIP_MIN_CHANNELS``
-    input channels (with fewer, im2col's one wider product is faster), and an
-    im2col copy too large for ``_im2col_fits``."""
+def _strips_fit(kernel, strides, groups):
+    """Whether ``_strip_conv`` can run for ``kernel``: stride 1, one group, two or
+    more spatial axes, more than one tap, and at least ``STRIP_MIN_CHANNELS`` input
+    channels (with fewer, im2col's one wider product is faster). Callers take
+    im2col instead where its copy is small (``_im2col_fits``)."""
     return (_stride_one(strides, groups) and kernel.ndim > 3 and kernel[..., 0, 0].size > 1
-            and kernel.shape[-2] >= STRIP_MIN_CHANNELS and not _im2col_fits(x, kernel, strides, dilation_rate, pads))
+            and kernel.shape[-2] >= STRIP_MIN_CHANNELS)
 
 
 def _im2col_fits(x, kernel, strides, dilation_rate, pads):

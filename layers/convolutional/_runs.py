@@ -20,9 +20,8 @@ import functools
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
-from engine.blas_threads import num_threads
+from engine.blas_threads import num_threads, one_blas_thread
 
 RUN_BYTES = 1 << 18  # a run's copy, well inside a core's L2 cache (256 KB to 2 MB on current CPUs)
 SHARE_ELEMENTS = 1 << 17  # 512 KB of float32: the least a thread is handed of an elementwise operation
@@ -75,7 +74,7 @@ def over_runs(work, runs):
     if num_threads() < 2:
         return [work(start, stop) for start, stop in runs]
     threads = min(num_threads(), len(runs))
-    with _blas_held_to_one():
+    with one_blas_thread():
         if threads < 2:
             return _work_share(work, runs)
         dealt = [runs[len(runs) * i // threads:len(runs) * (i + 1) // threads] for i in range(threads)]
@@ -165,28 +164,7 @@ def blas_for(flops):
     """
     if flops >= THREADED_FLOPS or num_threads() < 2:
         return contextlib.nullcontext()
-    return _blas_held_to_one()
-
-
-@contextlib.contextmanager
-def _blas_held_to_one():
-    """BLAS held to one thread, its counts restored after. Set on the libraries
-    directly: threadpoolctl's ``limit`` took 12 us a call, a tenth of a small
-    convolution, where this takes 2."""
-    libraries = _blas_libraries()
-    counts = [library.num_threads for library in libraries]
-    for library in libraries:
-        library.set_num_threads(1)
-    try:
-        yield
-    finally:
-        for library, count in zip(libraries, counts):
-            library.set_num_threads(count)
-
-
-@functools.cache
-def _blas_libraries():
-    return ThreadpoolController().select(user_api="blas").lib_controllers
+    return one_blas_thread()
 
 
 @functools.cache

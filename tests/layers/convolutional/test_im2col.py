@@ -132,3 +132,22 @@ def test_input_gradient_of_few_channels_by_strips_matches_col2im(monkeypatch, in
     np.testing.assert_allclose(_im2col.conv_input_grad(grad, kernel, (1, 1), (1, 1), pads, (6, 7)), expected,
                                rtol=1e-10, atol=1e-10)
     assert bool(calls) == strips
+
+
+@pytest.mark.parametrize("kernel_size, strides, padding", [((4, 4), (2, 2), "same"), ((3, 3), (2, 2), "valid"),
+                                                           ((5, 5), (1, 1), "same")])
+def test_col2im_in_runs_of_samples_adds_up_as_in_one_piece(monkeypatch, kernel_size, strides, padding):
+    # COL2IM_RUN_BYTES only bounds how many samples' tap products exist at once: runs of one sample or of
+    # three (over a batch of 7, the last run shorter) give the whole batch's input gradient.
+    rng = np.random.default_rng(0)
+    kernel = rng.normal(size=kernel_size + (5, 6))
+    spatial = (9, 8)
+    pads = _im2col.padding_pads(spatial, kernel_size, strides, (1, 1), padding)
+    out = _im2col.output_spatial(spatial, kernel_size, strides, (1, 1), pads)
+    grad_outputs = rng.normal(size=(7,) + out + (6,))
+    whole = _im2col._col2im_conv(grad_outputs, kernel, strides, (1, 1), pads, spatial)
+    sample_bytes = np.prod(out) * np.prod(kernel_size) * 5 * 8
+    for samples in (1, 3):
+        monkeypatch.setattr(_im2col, "COL2IM_RUN_BYTES", samples * sample_bytes)
+        np.testing.assert_allclose(_im2col._col2im_conv(grad_outputs, kernel, strides, (1, 1), pads, spatial), whole,
+                                   rtol=1e-12, atol=1e-12)

@@ -22,8 +22,10 @@ never reached by a window).
   of the other axes (a 3x3 kernel: a 3x copy and three products, where im2col
   copies 9x); the kernel gradient makes the strips again instead of keeping them.
   The runs are split between ``engine.num_threads()`` threads (``_runs``).
-- At a larger stride, 2D convolutions of ``STRIP_MIN_CHANNELS`` or more run
-  by ``_strided_strips``, forward and both gradients.
+- At a larger stride, 2D convolutions of ``STRIP_MIN_CHANNELS`` or more whose
+  im2col copy outgrows ``STRIDED_IM2COL_BYTES`` run forward and their kernel
+  gradient by ``_strided_strips``; every strided input gradient runs by col2im,
+  in pieces of ``COL2IM_RUN_BYTES`` that stay in cache.
 """
 
 import itertools
@@ -32,8 +34,7 @@ import math
 import numpy as np
 
 from layers.convolutional._runs import KERNEL_RUNS, over_product_shares, over_runs, sample_runs
-from layers.convolutional._strided_strips import (strided_strip_conv, strided_strip_input_grad,
-                                                  strided_strip_kernel_grad)
+from layers.convolutional._strided_strips import strided_strip_conv, strided_strip_kernel_grad
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 # Up to this many bytes of windows, im2col's one product (its copy kept for the kernel gradient) beats strips:
@@ -48,6 +49,10 @@ IM2COL_MIN_OUTPUTS = 8
 # col2im's tap products of at most this many bytes at a time, summed back while they are in cache: a transposed
 # convolution 14x14 to 28x28 at 128 channels (batch 64, 103 MB of them at once) took 124 ms whole, 94 in runs.
 COL2IM_RUN_BYTES = 2 << 20
+# Up to this many bytes of windows, a strided convolution copies them by im2col and keeps the copy for the kernel
+# gradient (2.25x the input at 3x3/2, where strided strips keep the input): forward and kernel gradient measured
+# 1.0-1.6x faster than strided strips on one thread, 1.4-2.7x on two (3x3/2 at 16-128 channels, 2-29 MB).
+STRIDED_IM2COL_BYTES = 32 << 20
 
 
 def effective_size(kernel_size, dilation_rate):
@@ -174,7 +179,7 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
     back onto the outputs, which is the input gradient of the convolution by
     the flipped kernel. Other stride-1 convolutions run by ``strips``.
     """
-    small = _stride_one(strides, groups) and _im2col_fits(x, kernel, strides, dilation_rate, pads)
+    small = groups == 1 and _im2col_fits(x, kernel, strides, dilation_rate, pads)
     if (_stride_one(strides, groups) and kernel.shape[-1] < kernel.shape[-2] and kernel[..., 0, 0].size > 1
             and not small):
         out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
@@ -182,7 +187,7 @@ def conv(x, kernel, strides, dilation_rate, pads, groups=1):
         return _col2im_conv(x, flipped, strides, dilation_rate, flipped_pads, out, groups), ("inputs", x)
     if not small and _strips_fit(kernel, strides, groups):
         return _strip_conv(x, kernel, dilation_rate, pads), ("strips", x)
-    if _strided_strips_fit(kernel, strides, dilation_rate, groups):
+    if not small and _strided_strips_fit(kernel, strides, dilation_rate, groups):
         out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
         return strided_strip_conv(x, kernel, strides, pads, out), ("strided strips", x)
     outputs, cols = _im2col_conv(x, kernel, strides, dilation_rate, pads, groups)
@@ -196,7 +201,9 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
     output gradient by the flipped kernel: by strips when they fit it and the
     input has two or more channels (3x3 from 2-16 channels to 16-64 measured
     1.3-2.1x faster than col2im; from 1 channel 2-3x slower), else by its im2col
-    copy when that is no larger or none (it reads and writes less than col2im's adds)."""
+    copy when that is no larger or none (it reads and writes less than col2im's adds). At a larger stride,
+    col2im: in runs of ``COL2IM_RUN_BYTES`` it measured 1.0-1.3x faster than strided strips on one thread
+    (0.9x for a 4x4/2 transposed convolution 14x14 to 28x28 at 128 channels), 1.5-2.7x on two."""
     if _stride_one(strides, groups):
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
         small = _im2col_fits(grad_outputs, flipped, strides, dilation_rate, flipped_pads)
@@ -204,8 +211,6 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
             return _strip_conv(grad_outputs, flipped, dilation_rate, flipped_pads)
         if kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1 or small:
             return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
-    if _strided_strips_fit(kernel, strides, dilation_rate, groups):
-        return strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial)
     return _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups)
 
 
@@ -251,12 +256,15 @@ def _strips_fit(kernel, strides, groups):
 def _im2col_fits(x, kernel, strides, dilation_rate, pads):
     """Whether the im2col copy of ``x``'s windows for ``kernel`` takes at most
     ``IM2COL_BYTES`` (twice that for outputs of ``NARROW_OUTPUTS`` or fewer along
-    the last axis) and the product has ``IM2COL_MIN_OUTPUTS`` or more output
-    channels: its one product then runs faster than strips or col2im."""
+    the last axis; ``STRIDED_IM2COL_BYTES`` at a larger stride) and the product has
+    ``IM2COL_MIN_OUTPUTS`` or more output channels: its one product then runs
+    faster than strips or col2im."""
     if kernel.shape[-1] < IM2COL_MIN_OUTPUTS:
         return False
     out = output_spatial(x.shape[1:-1], kernel.shape[:-2], strides, dilation_rate, pads)
     cols_bytes = x.shape[0] * math.prod(out) * kernel[..., 0].size * x.itemsize
+    if max(strides) > 1:
+        return cols_bytes <= STRIDED_IM2COL_BYTES
     return cols_bytes <= IM2COL_BYTES * (2 if out[-1] <= NARROW_OUTPUTS else 1)
 
 

@@ -92,13 +92,17 @@ def test_bad_arguments_and_inputs():
     dict(kernel_size=4, strides=2, padding="same"),  # the GAN generator's
     dict(kernel_size=(3, 2), strides=(2, 3), output_padding=1),  # crops past the end
 ])
-def test_sixteen_filters_at_a_stride_run_by_strided_strips(kwargs, keras_layer, random_weights, inputs, monkeypatch):
+def test_sixteen_filters_at_a_stride_run_by_col2im_runs_and_strided_strips(kwargs, keras_layer, random_weights, inputs,
+                                                                           monkeypatch):
+    # The forward by col2im a sample at a time, the backward's convolution by strided strips.
     from layers.convolutional import _im2col
 
     shape, calls = (2, 5, 4, 3), []
-    real = _im2col.strided_strip_input_grad
-    monkeypatch.setattr(_im2col, "strided_strip_input_grad", lambda *args: calls.append(1) or real(*args))
+    real = _im2col.strided_strip_conv
+    monkeypatch.setattr(_im2col, "strided_strip_conv", lambda *args: calls.append(1) or real(*args))
+    monkeypatch.setattr(_im2col, "STRIDED_IM2COL_BYTES", 0)
+    monkeypatch.setattr(_im2col, "COL2IM_RUN_BYTES", 1)
     theirs = keras_layer("Conv2DTranspose", shape, 16, **kwargs)
     assert_matches_keras(Conv2DTranspose(16, **kwargs), theirs, inputs(shape))
-    assert calls
     assert_gradients(random_weights(Conv2DTranspose(16, **kwargs), shape), inputs(shape, "float64", seed=1))
+    assert calls

@@ -13,16 +13,16 @@ from layers.convolutional import _im2col, _runs, _strided_strips
     ((2, 6, 7, 16), (3, 1), (2, 2), "same"),  # one kernel column: a column stride larger than the kernel
 ])
 @pytest.mark.parametrize("threads, run_bytes", [(1, 1), (1, 1 << 30), (2, 1)])
-def test_strided_strips_match_im2col_forward_and_both_gradients(monkeypatch, shape, kernel_size, strides, padding,
-                                                                threads, run_bytes):
-    # Runs of one sample and of the whole batch, one thread and two, give im2col's and col2im's results.
+def test_strided_strips_match_im2col_forward_and_kernel_gradient(monkeypatch, shape, kernel_size, strides, padding,
+                                                                  threads, run_bytes):
+    # Runs of one sample and of the whole batch, one thread and two, give im2col's results.
     rng = np.random.default_rng(0)
     x, kernel = rng.normal(size=shape), rng.normal(size=kernel_size + (shape[-1], 5))
     pads = _im2col.padding_pads(shape[1:-1], kernel_size, strides, (1, 1), padding)
     expected, cols = _im2col._im2col_conv(x, kernel, strides, (1, 1), pads)
     grad = rng.normal(size=expected.shape)
     expected_kernel_grad = _im2col._cols_kernel_grad(cols, grad, kernel.shape)
-    expected_input_grad = _im2col._col2im_conv(grad, kernel, strides, (1, 1), pads, shape[1:-1])
+    monkeypatch.setattr(_im2col, "STRIDED_IM2COL_BYTES", 0)  # strided strips at any size
     monkeypatch.setattr(_runs, "RUN_BYTES", run_bytes)
     monkeypatch.setattr(_runs, "num_threads", lambda: threads)
     outputs, saved = _im2col.conv(x, kernel, strides, (1, 1), pads)
@@ -30,17 +30,17 @@ def test_strided_strips_match_im2col_forward_and_both_gradients(monkeypatch, sha
     np.testing.assert_allclose(outputs, expected, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(_im2col.conv_kernel_grad(saved, grad, kernel, strides, (1, 1), pads),
                                expected_kernel_grad, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(_im2col.conv_input_grad(grad, kernel, strides, (1, 1), pads, shape[1:-1]),
-                               expected_input_grad, rtol=1e-10, atol=1e-10)
 
 
-def test_unstrip_is_the_adjoint_of_phase_strips():
-    rng = np.random.default_rng(1)
-    kernel_size, strides, pads, out = (3, 2), (2, 3), ((1, 0), (0, 1)), (4, 3)
-    x = rng.normal(size=(2, 7, 8, 3))
-    strips = _strided_strips.phase_strips(x, kernel_size, strides, pads, out)
-    y = rng.normal(size=strips.shape)
-    assert np.isclose((strips * y).sum(), (x * _strided_strips.unstrip(y, kernel_size, strides, pads, (7, 8))).sum())
+@pytest.mark.parametrize("batch, route", [(2, "cols"), (64, "strided strips")])
+def test_strided_convolutions_keep_their_im2col_copy_up_to_its_budget(batch, route):
+    # 3x3/2 from 16x16x16 to 8x8: 36 KB of windows per sample, so 2 samples fit STRIDED_IM2COL_BYTES and,
+    # with the budget lowered to 1 MB, 64 do not.
+    x, kernel = np.ones((batch, 16, 16, 16), "float32"), np.ones((3, 3, 16, 8), "float32")
+    pads = _im2col.padding_pads((16, 16), (3, 3), (2, 2), (1, 1), "same")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_im2col, "STRIDED_IM2COL_BYTES", 1 << 20)
+        assert _im2col.conv(x, kernel, (2, 2), (1, 1), pads)[1][0] == route
 
 
 def test_the_strided_strips_copy_less_than_im2col():

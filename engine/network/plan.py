@@ -372,17 +372,14 @@ class ExecutionPlan:
             >>> plan.input_gradients_read(input_gradients=False)
             [False, True]
         """
-        return self._input_gradients_read(input_gradients, [_has_trainable_weights(s.layer) for s in self.steps])
-
-    def _input_gradients_read(self, input_gradients, trainable):
-        """``input_gradients_read`` given whether each step has trainable weights (``trainable``)."""
         carries = [input_gradients] * len(self.tensors)
         reads = []
-        for step, has_weights in zip(self.steps, trainable):
+        for step in self.steps:
             read = any(carries[slot] for slot in step.in_slots)
             reads.append(read)
+            carried = read or _has_trainable_weights(step.layer)
             for slot in step.out_slots:
-                carries[slot] = read or has_weights
+                carries[slot] = carried
         return reads
 
     def backward(self, tape, grad_outputs, input_gradients=True):
@@ -391,8 +388,7 @@ class ExecutionPlan:
         ``input_gradients=False`` when the caller reads the weights' gradients
         only (``fit``): the gradients of the inputs are then None, and no layer
         computes a gradient that only they would read."""
-        trainable = [_has_trainable_weights(step.layer) for step in self.steps]  # walked once: it reads every layer
-        reads = self._input_gradients_read(input_gradients, trainable)
+        reads = self.input_gradients_read(input_gradients)
         grads = [None] * len(self.tensors)
         for slot, grad in zip(self.output_slots, grad_outputs):
             _accumulate(grads, slot, grad)
@@ -409,7 +405,7 @@ class ExecutionPlan:
             if all(g is None for g in out_grads) and not getattr(cache, "has_losses", False):
                 continue  # nothing after this step needs its gradient, and it added no loss
             read = reads[index]
-            if not read and not trainable[index]:
+            if not read and not _has_trainable_weights(step.layer):
                 if not tape.reusable:
                     tape.caches[index] = None
                 continue  # no gradient of this step is read

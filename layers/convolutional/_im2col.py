@@ -24,8 +24,9 @@ never reached by a window).
   The runs are split between ``engine.num_threads()`` threads (``_runs``).
 - At a larger stride, 2D convolutions of ``STRIP_MIN_CHANNELS`` or more whose
   im2col copy outgrows ``STRIDED_IM2COL_BYTES`` run forward and their kernel
-  gradient by ``_strided_strips``; every strided input gradient runs by col2im,
-  in pieces of ``COL2IM_RUN_BYTES`` that stay in cache.
+  gradient by ``_strided_strips``; strided input gradients run by col2im, in
+  pieces of ``COL2IM_RUN_BYTES`` that stay in cache, unless one sample's tap
+  products outgrow ``SAMPLE_TAPS_BYTES`` (then by strided strips).
 """
 
 import itertools
@@ -34,7 +35,8 @@ import math
 import numpy as np
 
 from layers.convolutional._runs import KERNEL_RUNS, over_product_shares, over_runs, sample_runs
-from layers.convolutional._strided_strips import strided_strip_conv, strided_strip_kernel_grad
+from layers.convolutional._strided_strips import (strided_strip_conv, strided_strip_input_grad,
+                                                  strided_strip_kernel_grad)
 
 STRIP_MIN_CHANNELS = 16  # 3x3 convolutions of 1 and 3 channels measured 1.2x slower by strips than by im2col
 # Up to this many bytes of windows, im2col's one product (its copy kept for the kernel gradient) beats strips:
@@ -49,6 +51,8 @@ IM2COL_MIN_OUTPUTS = 8
 # col2im's tap products of at most this many bytes at a time, summed back while they are in cache: a transposed
 # convolution 14x14 to 28x28 at 128 channels (batch 64, 103 MB of them at once) took 124 ms whole, 94 in runs.
 COL2IM_RUN_BYTES = 2 << 20
+# Past this many bytes of tap products per sample, a strided input gradient runs by strided strips instead of col2im.
+SAMPLE_TAPS_BYTES = 1 << 20
 # Up to this many bytes of windows, a strided convolution copies them by im2col and keeps the copy for the kernel
 # gradient (2.25x the input at 3x3/2, where strided strips keep the input): forward and kernel gradient measured
 # 1.0-1.6x faster than strided strips on one thread, 1.4-2.7x on two (3x3/2 at 16-128 channels, 2-29 MB).
@@ -202,8 +206,9 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
     input has two or more channels (3x3 from 2-16 channels to 16-64 measured
     1.3-2.1x faster than col2im; from 1 channel 2-3x slower), else by its im2col
     copy when that is no larger or none (it reads and writes less than col2im's adds). At a larger stride,
-    col2im: in runs of ``COL2IM_RUN_BYTES`` it measured 1.0-1.3x faster than strided strips on one thread
-    (0.9x for a 4x4/2 transposed convolution 14x14 to 28x28 at 128 channels), 1.5-2.7x on two."""
+    col2im in runs of ``COL2IM_RUN_BYTES`` where one sample's tap products take at most ``SAMPLE_TAPS_BYTES``
+    (measured 1.0-1.4x faster than strided strips on one thread, 1.5-2.7x on two), else strided strips
+    where they fit (a 4x4/2 transposed convolution 14x14 to 28x28 at 128 channels, 1.6 MB a sample: 1.1x)."""
     if _stride_one(strides, groups):
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)
         small = _im2col_fits(grad_outputs, flipped, strides, dilation_rate, flipped_pads)
@@ -211,7 +216,16 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
             return _strip_conv(grad_outputs, flipped, dilation_rate, flipped_pads)
         if kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1 or small:
             return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
+    if (_strided_strips_fit(kernel, strides, dilation_rate, groups)
+            and _sample_taps_bytes(grad_outputs, kernel) > SAMPLE_TAPS_BYTES):
+        return strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial)
     return _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups)
+
+
+def _sample_taps_bytes(grad_outputs, kernel, groups=1):
+    """The bytes of col2im's tap products (every tap's contribution) for one sample of ``grad_outputs``."""
+    positions = grad_outputs[:1].size // kernel.shape[-1]
+    return positions * groups * kernel[..., 0].size * np.result_type(grad_outputs, kernel).itemsize
 
 
 def conv_kernel_grad(saved, grad_outputs, kernel, strides, dilation_rate, pads):
@@ -414,8 +428,7 @@ def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, gr
     batch = grad_outputs.shape[0]
     dtype = np.result_type(grad_outputs, kernel)
     grad = np.empty((batch,) + tuple(spatial) + (groups * in_per_group,), dtype)
-    sample_bytes = grad_outputs[:1].size // filters * groups * per_group.shape[-1] * dtype.itemsize
-    run_samples = max(1, COL2IM_RUN_BYTES // max(sample_bytes, 1))
+    run_samples = max(1, COL2IM_RUN_BYTES // max(_sample_taps_bytes(grad_outputs, kernel, groups), 1))
 
     def run(start, stop):
         for first in range(start, stop, run_samples):

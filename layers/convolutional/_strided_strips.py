@@ -10,8 +10,9 @@ kernel row ``t``. ``phase_strips`` copies each padded row's column windows
 then reads phase ``t % sh`` from row ``t // sh`` on, for every output row and
 sample at once: one contiguous block of the flat array, multiplied by one
 matmul with that row's ``(kw * channels, filters)`` weights. The kernel
-gradient makes the strips again; the input gradient is col2im's
-(``_im2col.conv_input_grad``), which measured faster. A run of
+gradient makes the strips again; the input gradient runs the products the
+other way and adds the strips back onto the input (``unstrip``), where
+col2im's tap products of one sample would outgrow the cache. A run of
 samples (``_runs.sample_runs``) at a time, while its strips are in cache, the
 runs split between threads (``_runs.over_runs``).
 """
@@ -41,6 +42,19 @@ def phase_strips(x, kernel_size, strides, pads, out):
         for tap, source_cols, columns in _tap_columns(width, kernel_size, strides, pads, out):
             rows[phase, targets, :, columns, tap] = np.moveaxis(x[:, source_rows, source_cols], 0, 1)
     return rows.reshape(rows.shape[:-2] + (-1,))
+
+
+def unstrip(strips, kernel_size, strides, pads, spatial):
+    """The adjoint of ``phase_strips``: each strip value added back onto the input
+    position it was copied from, ``(batch, *spatial, channels)``."""
+    batch, channels = strips.shape[2], strips.shape[-1] // kernel_size[1]
+    out = (strips.shape[1] - (kernel_size[0] - 1) // strides[0], strips.shape[3])
+    strips = strips.reshape(strips.shape[:-1] + (kernel_size[1], channels))
+    grad = np.zeros((batch,) + tuple(spatial) + (channels,), strips.dtype)
+    for phase, source_rows, targets in _phase_rows(spatial[0], kernel_size, strides, pads, out):
+        for tap, source_cols, columns in _tap_columns(spatial[1], kernel_size, strides, pads, out):
+            grad[:, source_rows, source_cols] += np.moveaxis(strips[phase, targets, :, columns, tap], 0, 1)
+    return grad
 
 
 def strided_strip_conv(x, kernel, strides, pads, out):
@@ -79,6 +93,26 @@ def strided_strip_kernel_grad(x, grad_outputs, kernel_shape, strides, pads):
 
     runs = _runs(x, (kh, kw), strides, out, KERNEL_RUNS * math.prod(kernel_shape) * np.dtype(dtype).itemsize)
     return sum(over_runs(run, runs), np.zeros(kernel_shape, dtype))
+
+
+def strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial):
+    """Gradient of ``strided_strip_conv``'s input of spatial size ``spatial``: per
+    kernel row, the output gradient times its weights added onto that row's block
+    of zero strips, which ``unstrip`` adds back onto the input."""
+    (kh, kw, channels, filters), batch = kernel.shape, grad_outputs.shape[0]
+    out = grad_outputs.shape[1:-1]
+    grad = np.empty((batch,) + tuple(spatial) + (channels,), np.result_type(grad_outputs, kernel))
+
+    def run(start, stop):
+        g = np.moveaxis(grad_outputs[start:stop], 0, 1).reshape(-1, filters)
+        strips = np.zeros(_shape(grad_outputs[start:stop], (kh, kw), strides, out) + (kw * channels,), grad.dtype)
+        flat, part = strips.reshape(-1, kw * channels), np.empty((len(g), kw * channels), grad.dtype)
+        for tap, rows in _tap_rows(stop - start, (kh, kw), strides, out):
+            flat[rows] += np.matmul(g, kernel[tap].reshape(-1, filters).T, out=part)
+        grad[start:stop] = unstrip(strips, (kh, kw), strides, pads, spatial)
+
+    over_runs(run, _runs(grad, (kh, kw), strides, out))
+    return grad
 
 
 def _shape(x, kernel_size, strides, out):

@@ -32,6 +32,53 @@ def test_strided_strips_match_im2col_forward_and_kernel_gradient(monkeypatch, sh
                                expected_kernel_grad, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("threads, run_bytes", [(1, 1), (1, 1 << 30), (2, 1)])
+@pytest.mark.parametrize("shape, kernel_size, strides, padding", [
+    ((3, 8, 8, 16), (3, 3), (2, 2), "same"), ((2, 9, 8, 16), (2, 4), (3, 2), "same"),
+    ((2, 11, 10, 16), (5, 3), (2, 3), "valid"), ((2, 6, 7, 16), (3, 1), (2, 2), "same")])
+def test_strided_strips_input_gradient_matches_col2im(monkeypatch, shape, kernel_size, strides, padding, threads,
+                                                      run_bytes):
+    rng = np.random.default_rng(0)
+    kernel = rng.normal(size=kernel_size + (shape[-1], 5))
+    pads = _im2col.padding_pads(shape[1:-1], kernel_size, strides, (1, 1), padding)
+    out = _im2col.output_spatial(shape[1:-1], kernel_size, strides, (1, 1), pads)
+    grad = rng.normal(size=(shape[0],) + out + (5,))
+    expected = _im2col._col2im_conv(grad, kernel, strides, (1, 1), pads, shape[1:-1])
+    calls = []
+    real = _im2col.strided_strip_input_grad
+    monkeypatch.setattr(_im2col, "strided_strip_input_grad", lambda *args: calls.append(1) or real(*args))
+    monkeypatch.setattr(_im2col, "SAMPLE_TAPS_BYTES", 0)  # strided strips for any sample's tap products
+    monkeypatch.setattr(_runs, "RUN_BYTES", run_bytes)
+    monkeypatch.setattr(_runs, "num_threads", lambda: threads)
+    np.testing.assert_allclose(_im2col.conv_input_grad(grad, kernel, strides, (1, 1), pads, shape[1:-1]), expected,
+                               rtol=1e-10, atol=1e-10)
+    assert calls
+
+
+def test_unstrip_is_the_adjoint_of_phase_strips():
+    rng = np.random.default_rng(1)
+    kernel_size, strides, pads, out = (3, 2), (2, 3), ((1, 0), (0, 1)), (4, 3)
+    x = rng.normal(size=(2, 7, 8, 3))
+    strips = _strided_strips.phase_strips(x, kernel_size, strides, pads, out)
+    y = rng.normal(size=strips.shape)
+    assert np.isclose((strips * y).sum(), (x * _strided_strips.unstrip(y, kernel_size, strides, pads, (7, 8))).sum())
+
+
+@pytest.mark.parametrize("size, route", [(16, "col2im"), (128, "strided strips")])
+def test_strided_input_gradients_by_col2im_unless_a_samples_tap_products_outgrow_the_cache(monkeypatch, size, route):
+    # 3x3/2 from 16 channels: 9 * 16 float32 of tap products per output position, 576 bytes; 16x16 inputs have
+    # 64 positions (36 KB a sample), 128x128 inputs 4,096 (2.4 MB), past SAMPLE_TAPS_BYTES.
+    kernel = np.ones((3, 3, 16, 8), "float32")
+    pads = _im2col.padding_pads((size, size), (3, 3), (2, 2), (1, 1), "same")
+    grad = np.ones((1, size // 2, size // 2, 8), "float32")
+    routes = []
+    for name in ("strided_strip_input_grad", "_col2im_conv"):
+        real = getattr(_im2col, name)
+        monkeypatch.setattr(_im2col, name, lambda *args, real=real, name=name: routes.append(name) or real(*args))
+    _im2col.conv_input_grad(grad, kernel, (2, 2), (1, 1), pads, (size, size))
+    assert routes == [{"col2im": "_col2im_conv", "strided strips": "strided_strip_input_grad"}[route]]
+
+
 @pytest.mark.parametrize("batch, route", [(2, "cols"), (64, "strided strips")])
 def test_strided_convolutions_keep_their_im2col_copy_up_to_its_budget(batch, route):
     # 3x3/2 from 16x16x16 to 8x8: 36 KB of windows per sample, so 2 samples fit STRIDED_IM2COL_BYTES and,

@@ -22,8 +22,9 @@ Twins: weights are drawn by each library (timing only); both use Adam(1e-3,
 eps=1e-7). ResNet50 puts the stride of a downsampling block on its first 1x1
 convolution in both (Keras' ``keras.applications`` placement; torchvision v1.5
 puts it on the 3x3), with biases on the convolutions as Keras has them.
-Keras 3 with TensorFlow is not installed here, so the GAN step has no
-Keras/TensorFlow figure. Keras 3 on JAX is not a contender either: the same
+Keras 3 on TensorFlow, the issue's yardstick for the GAN step, is not one of
+our dependencies: ``benchmarks/gan_keras_tf.py`` times that step in an
+interpreter that has TensorFlow. Keras 3 on JAX is not a contender either: the same
 GAN step written with ``stateless_call`` and ``jax.jit`` (as ``fit`` compiles
 it) took 135 to 165 s per step on one XLA thread, on a machine with a load of
 16 on 2 cores, which would make every run of this benchmark last 15 minutes.

@@ -55,7 +55,7 @@ COL2IM_RUN_BYTES = 2 << 20
 SAMPLE_TAPS_BYTES = 1 << 20
 # Up to this many bytes of windows, a strided convolution copies them by im2col and keeps the copy for the kernel
 # gradient (2.25x the input at 3x3/2, where strided strips keep the input): forward and kernel gradient measured
-# 1.0-1.6x faster than strided strips on one thread, 1.4-2.7x on two (3x3/2 at 16-128 channels, 2-29 MB).
+# 1.0-1.6x faster than strided strips on one thread, 1.0-2.7x on two (3x3/2 at 16-128 channels, 2-29 MB).
 STRIDED_IM2COL_BYTES = 32 << 20
 
 
@@ -207,7 +207,7 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
     1.3-2.1x faster than col2im; from 1 channel 2-3x slower), else by its im2col
     copy when that is no larger or none (it reads and writes less than col2im's adds). At a larger stride,
     col2im in runs of ``COL2IM_RUN_BYTES`` where one sample's tap products take at most ``SAMPLE_TAPS_BYTES``
-    (measured 1.0-1.4x faster than strided strips on one thread, 1.5-2.7x on two), else strided strips
+    (measured 1.0-1.4x faster than strided strips on one thread, 1.0-2.7x on two), else strided strips
     where they fit (a 4x4/2 transposed convolution 14x14 to 28x28 at 128 channels, 1.6 MB a sample: 1.1x)."""
     if _stride_one(strides, groups):
         flipped, flipped_pads = _flipped(kernel, dilation_rate, pads)

@@ -217,12 +217,12 @@ def conv_input_grad(grad_outputs, kernel, strides, dilation_rate, pads, spatial,
         if kernel.shape[-1] <= kernel.shape[-2] or kernel[..., 0, 0].size == 1 or small:
             return _im2col_conv(grad_outputs, flipped, strides, dilation_rate, flipped_pads, groups)[0]
     if (_strided_strips_fit(kernel, strides, dilation_rate, groups)
-            and _sample_taps_bytes(grad_outputs, kernel) > SAMPLE_TAPS_BYTES):
+            and _sample_taps_bytes(grad_outputs, kernel, groups) > SAMPLE_TAPS_BYTES):
         return strided_strip_input_grad(grad_outputs, kernel, strides, pads, spatial)
     return _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, groups)
 
 
-def _sample_taps_bytes(grad_outputs, kernel, groups=1):
+def _sample_taps_bytes(grad_outputs, kernel, groups):
     """The bytes of col2im's tap products (every tap's contribution) for one sample of ``grad_outputs``."""
     positions = grad_outputs[:1].size // kernel.shape[-1]
     return positions * groups * kernel[..., 0].size * np.result_type(grad_outputs, kernel).itemsize
@@ -426,8 +426,7 @@ def _col2im_conv(grad_outputs, kernel, strides, dilation_rate, pads, spatial, gr
     per_group = kernel.reshape(taps, in_per_group, groups, filters // groups).transpose(2, 3, 0, 1)
     per_group = per_group.reshape(groups, -1, taps * in_per_group)
     batch = grad_outputs.shape[0]
-    dtype = np.result_type(grad_outputs, kernel)
-    grad = np.empty((batch,) + tuple(spatial) + (groups * in_per_group,), dtype)
+    grad = np.empty((batch,) + tuple(spatial) + (groups * in_per_group,), np.result_type(grad_outputs, kernel))
     run_samples = max(1, COL2IM_RUN_BYTES // max(_sample_taps_bytes(grad_outputs, kernel, groups), 1))
 
     def run(start, stop):

@@ -5,7 +5,8 @@ from threadpoolctl import ThreadpoolController
 from layers.convolutional import _im2col, _runs
 
 
-def test_sample_runs_cover_the_batch_once_with_at_least_one_sample_each():
+def test_sample_runs_cover_the_batch_once_with_at_least_one_sample_each(monkeypatch):
+    monkeypatch.setattr(_runs, "num_threads", lambda: 1)  # runs of RUN_BYTES
     assert _runs.sample_runs(5, _runs.RUN_BYTES // 2) == [(0, 2), (2, 4), (4, 5)]
     assert _runs.sample_runs(3, 10 * _runs.RUN_BYTES) == [(0, 1), (1, 2), (2, 3)]
     assert _runs.sample_runs(0, 10) == []
@@ -201,6 +202,10 @@ def test_depthwise_convolution_shared_between_threads_matches_one_thread(monkeyp
 
 def test_kernel_gradient_runs_copy_several_kernels_but_leave_every_thread_a_run(monkeypatch):
     monkeypatch.setattr(_runs, "num_threads", lambda: 2)
-    assert _runs.sample_runs(8, _runs.RUN_BYTES, least_bytes=4 * _runs.RUN_BYTES) == [(0, 4), (4, 8)]
-    assert _runs.sample_runs(8, _runs.RUN_BYTES, least_bytes=2 * _runs.RUN_BYTES) == [(0, 2), (2, 4), (4, 6), (6, 8)]
-    assert _runs.sample_runs(3, _runs.RUN_BYTES, least_bytes=1) == [(0, 1), (1, 2), (2, 3)]
+    sample = _runs.RUN_BYTES
+    assert _runs.run_bytes() == 4 * sample  # split between threads, runs of four times RUN_BYTES
+    assert _runs.sample_runs(16, sample, least_bytes=16 * sample) == [(0, 8), (8, 16)]
+    assert _runs.sample_runs(16, sample, least_bytes=6 * sample) == [(0, 6), (6, 12), (12, 16)]
+    assert _runs.sample_runs(16, sample, least_bytes=2 * sample) == [(0, 4), (4, 8), (8, 12), (12, 16)]
+    assert _runs.sample_runs(3, 10 * sample, least_bytes=1) == [(0, 1), (1, 2), (2, 3)]
+

@@ -208,4 +208,3 @@ def test_kernel_gradient_runs_copy_several_kernels_but_leave_every_thread_a_run(
     assert _runs.sample_runs(16, sample, least_bytes=6 * sample) == [(0, 6), (6, 12), (12, 16)]
     assert _runs.sample_runs(16, sample, least_bytes=2 * sample) == [(0, 4), (4, 8), (8, 12), (12, 16)]
     assert _runs.sample_runs(3, 10 * sample, least_bytes=1) == [(0, 1), (1, 2), (2, 3)]
-

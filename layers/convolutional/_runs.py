@@ -31,7 +31,9 @@ RUN_BYTES = 1 << 18  # a run's copy on one thread, well inside a core's L2 cache
 # 3x3 convolutions, 16-64 channels, batch 32-128: 1.5-1.7x faster on two threads than on one this way, 1.0-1.7x
 # in runs of RUN_BYTES).
 THREADED_RUN_SCALE = 4
-SHARE_ELEMENTS = 1 << 17  # 512 KB of float32: the least a thread is handed of an elementwise operation
+# The least a thread is handed of an elementwise operation, 4 MB of float32: a handover costs 70-100 us. A ReLU's
+# forward and backward over 1 MB took twice as long split between two threads as on one; over 8 MB, 1.6x less.
+SHARE_ELEMENTS = 1 << 20
 SHARE_FLOPS = 1 << 22  # 4 MFLOPs, about 0.1 ms of a core: the least a thread is handed of a batch's product
 KERNEL_RUNS = 8  # a kernel gradient's run copies at least 8 times the kernel's bytes (sample_runs)
 THREADED_FLOPS = 1 << 27  # 134 MFLOPs: a few milliseconds of one core, where handing work over costs microseconds

@@ -88,6 +88,19 @@ def test_the_default_is_every_core_this_process_may_use(monkeypatch):
     assert blas_threads.machine_threads() == 3  # the user's own BLAS setting is the machine's count for us
 
 
+def test_every_core_is_read_again_at_set_num_threads_none_not_on_every_call(restored, monkeypatch):
+    # restored first: its teardown reads the cores after monkeypatch has put the environment back
+    for name in blas_threads.THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    set_num_threads(None)
+    cores = len(os.sched_getaffinity(0))
+    assert num_threads() == cores
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", str(cores + 2))
+    assert num_threads() == cores
+    set_num_threads(None)
+    assert num_threads() == cores + 2
+
+
 def _in_fresh_python(code, **environment):
     env = {**os.environ, "PYTHONPATH": ROOT, **environment}
     for name in blas_threads.THREAD_VARIABLES:

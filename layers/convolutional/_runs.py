@@ -64,8 +64,9 @@ def sample_runs(batch, bytes_per_sample, least_bytes=0):
         >>> sample_runs(5, run_bytes() // 2)
         [(0, 2), (2, 4), (4, 5)]
     """
-    step = max(run_bytes(), least_bytes) // max(bytes_per_sample, 1)
-    if least_bytes > run_bytes():
+    usual = run_bytes()
+    step = max(usual, least_bytes) // max(bytes_per_sample, 1)
+    if least_bytes > usual:
         step = min(step, -(-batch // num_threads()))
     step = max(1, step)
     return [(start, min(start + step, batch)) for start in range(0, batch, step)]
